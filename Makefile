@@ -1,0 +1,65 @@
+# The README's commands. Every target installs what it needs into .venv first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PATH := $(abspath $(BIN)):$(PATH)
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export LITELLM_LOG := ERROR
+export REFLEX_USE_NPM := 1
+export REFLEX_TELEMETRY_ENABLED := false
+
+.PHONY: setup run serve test unit browser lint schema contract bench soak e2e browser-deps clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/harness run
+
+serve: setup
+	$(BIN)/harness serve
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+# pytest exit code 5 means "no tests collected": only tolerated for the browser stage
+# when no browser tests exist yet.
+test: lint unit browser
+
+unit: setup
+	$(BIN)/python -m pytest -q -m "not browser and not soak"
+
+browser: setup browser-deps
+	$(BIN)/python -m pytest -q -m browser tests/ui tests/e2e; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "no browser tests collected"; exit 0; fi; exit $$rc
+
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian chromium for browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "browser tests need chromium: apt-get install -y chromium"; exit 1; fi; }
+
+schema: setup
+	$(BIN)/python -m shared_contracts.snapshot --write tests/contract/schema_snapshot.json
+
+contract: setup
+	$(BIN)/python -m pytest -q tests/contract
+
+bench: setup
+	$(BIN)/python -m bench
+
+soak: setup
+	$(BIN)/python -m pytest -q -m soak tests
+
+clean:
+	rm -rf $(VENV) .web .states .pytest_cache .ruff_cache .hypothesis

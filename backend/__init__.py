@@ -1,0 +1,1 @@
+"""The Learning Harness backend: core (pure) < store | agent < server."""

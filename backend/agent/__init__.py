@@ -1,0 +1,1 @@
+"""LLM loops: the teacher, the sub-agents, the extraction stages, their tools and prompts."""

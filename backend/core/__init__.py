@@ -1,0 +1,1 @@
+"""The pure domain: no IO, no clock, no randomness — those arrive through `ports`."""

@@ -1,0 +1,75 @@
+"""The error hierarchy. Expected outcomes (a verdict, "nothing to extract") are data.
+
+    HarnessError
+    ├── InvalidId                 an id failed the pattern before any path was built
+    ├── NotFound                  a chat / job that does not exist
+    ├── StorageError              the disk refused (ENOSPC, EIO, a corrupt record)
+    │   └── CorruptRecord         a file or ledger line that does not decode (names file, line)
+    ├── ToolError                 a tool call that cannot be executed (becomes a tool error)
+    │   ├── BadToolArguments      arguments that do not decode against the tool's Struct
+    │   └── PlanError             a plan operation that breaks the tree's invariants
+    ├── GradingError              an answer of the wrong shape for its question
+    ├── ModelError                a model call failed (after retries when retryable)
+    └── Busy                      a turn or run is already in progress
+
+Transports map these to frames and status codes once, in `backend.server`.
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """Base of every error this project raises on purpose."""
+
+    code = "internal"
+
+
+class InvalidId(HarnessError):
+    code = "bad_frame"
+
+
+class NotFound(HarnessError):
+    code = "not_found"
+
+
+class StorageError(HarnessError):
+    code = "storage_error"
+
+
+class CorruptRecord(StorageError):
+    def __init__(self, path: str, detail: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"corrupt record {where}: {detail}")
+        self.path = path
+        self.line = line
+
+
+class ToolError(HarnessError):
+    code = "tool_error"
+
+
+class BadToolArguments(ToolError):
+    pass
+
+
+class PlanError(ToolError):
+    pass
+
+
+class GradingError(HarnessError):
+    code = "bad_frame"
+
+
+class ModelError(HarnessError):
+    """A model call failed. `retryable` is true for timeouts, 429 and 5xx."""
+
+    code = "model_error"
+
+    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class Busy(HarnessError):
+    code = "busy"

@@ -1,0 +1,120 @@
+"""The ports: every dependency the domain and the agents have on the outside world.
+
+Adapters live in `backend.store` (files) and `backend.agent` (models); the composition
+roots in `backend.server` wire them. Tests inject the same ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from shared_contracts.chat import ChatRecord, ChatSummary
+from shared_contracts.graph import (
+    AuditLine,
+    EdgeLine,
+    EventLine,
+    MappingLine,
+    PropositionLine,
+    SessionCheckpoint,
+)
+from shared_contracts.jobs import Job
+from shared_contracts.model_io import ModelEvent, ModelRequest
+from shared_contracts.trace import AnyTraceEvent
+
+
+class Clock(Protocol):
+    """The only source of time: `now()` is timezone-aware UTC."""
+
+    def now(self) -> datetime: ...
+
+
+class IdGen(Protocol):
+    """The only source of fresh ids: `new("chat")` → a valid, unique `Id`."""
+
+    def new(self, prefix: str) -> str: ...
+
+
+class ChatModel(Protocol):
+    """One streaming model call with tools: yields chunks, then exactly one `ModelDone`.
+
+    Raises `ModelError` on failure (after its own bounded retries).
+    """
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...
+
+
+class ChatStore(Protocol):
+    """One record per chat; writes replace atomically; `update` is serialised per chat."""
+
+    async def create(self, record: ChatRecord) -> None: ...
+
+    async def get(self, chat_id: str) -> ChatRecord: ...
+
+    async def list_summaries(self) -> list[ChatSummary]: ...
+
+    async def update(
+        self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]
+    ) -> ChatRecord: ...
+
+
+@dataclass(slots=True)
+class LedgerBatch:
+    """Lines to append to the graph ledgers, or lines read back from them."""
+
+    propositions: list[PropositionLine] = field(default_factory=list)
+    edges: list[EdgeLine] = field(default_factory=list)
+    events: list[EventLine] = field(default_factory=list)
+    mappings: list[MappingLine] = field(default_factory=list)
+    sessions: list[SessionCheckpoint] = field(default_factory=list)
+    audit: list[AuditLine] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (
+            self.propositions
+            or self.edges
+            or self.events
+            or self.mappings
+            or self.sessions
+            or self.audit
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerCursor:
+    """Byte offsets into each ledger file: where the next incremental read starts."""
+
+    offsets: tuple[tuple[str, int], ...] = ()
+
+    def get(self, ledger: str) -> int:
+        return dict(self.offsets).get(ledger, 0)
+
+
+class GraphStore(Protocol):
+    """Append-only ledgers with one writer; checkpoints are appended after their lines."""
+
+    async def read_since(self, cursor: LedgerCursor) -> tuple[LedgerBatch, LedgerCursor]: ...
+
+    async def append(self, batch: LedgerBatch) -> None: ...
+
+
+class JobStore(Protocol):
+    """One record per job; `save` replaces atomically."""
+
+    async def save(self, job: Job) -> None: ...
+
+    async def get(self, job_id: str) -> Job: ...
+
+    async def list_all(self) -> list[Job]: ...
+
+
+class TraceStore(Protocol):
+    """An append-only event log per chat."""
+
+    async def append(self, chat_id: str, events: list[AnyTraceEvent]) -> None: ...
+
+    async def read(self, chat_id: str) -> list[AnyTraceEvent]: ...

@@ -1,0 +1,1 @@
+"""Transport and composition: the Litestar app, the turn handler, settings."""

@@ -1,0 +1,1 @@
+"""Filesystem adapters: the only code that touches `LH_DATA_DIR`."""

@@ -1,0 +1,99 @@
+"""The chat record (one JSON file per chat) and the views of it sent to clients."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from shared_contracts.base import Body, Id, Record, ToolCallId
+from shared_contracts.plan import PlanTree
+from shared_contracts.questions import PublicQuestion
+from shared_contracts.tools import ToolOutput
+
+ToolState = Literal["input-streaming", "input-available", "output-available", "output-error"]
+Role = Literal["user", "assistant"]
+
+
+class TextPart(Record, tag_field="type", tag="text", kw_only=True):
+    text: str
+
+
+class ToolPart(Record, tag_field="type", tag="tool", kw_only=True):
+    """One tool call and, once it has one, its output or error.
+
+    `input` is the model's decoded arguments as sent. For a quiz it holds the answer key,
+    so views sent to clients replace it (see `ChatView`).
+    """
+
+    tool_call_id: ToolCallId
+    tool_name: str
+    state: ToolState
+    input: dict[str, Any] = msgspec.field(default_factory=dict)
+    output: ToolOutput | None = None
+    error: str = ""
+    job_id: Id | None = None
+
+
+Part = TextPart | ToolPart
+
+
+class Message(Record, kw_only=True):
+    id: Id
+    role: Role
+    turn: int
+    created_at: datetime
+    parts: list[Part] = msgspec.field(default_factory=list)
+
+
+class PendingQuestion(Body, kw_only=True):
+    tool_call_id: ToolCallId
+    tool_name: Literal["quiz", "ask_user_question"]
+    question: PublicQuestion
+
+
+class ForkOrigin(Record, kw_only=True):
+    chat_id: Id
+    from_turn: int
+
+
+class ChatRecord(Record, kw_only=True):
+    """Everything a chat is, persisted whole on every turn finish."""
+
+    id: Id
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    model: str = "offline"
+    messages: list[Message] = msgspec.field(default_factory=list)
+    plan: PlanTree | None = None
+    turns: int = 0
+    forked_from: ForkOrigin | None = None
+    format: int = 1
+
+
+class ChatSummary(Body, kw_only=True):
+    id: Id
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    model: str
+    turns: int
+    messages: int
+
+
+class ChatView(Body, kw_only=True):
+    """A chat as a client may see it: quiz keys of unanswered questions removed."""
+
+    id: Id
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    model: str
+    offline: bool
+    messages: list[Message] = msgspec.field(default_factory=list)
+    plan: PlanTree | None = None
+    pending_question: PendingQuestion | None = None
+    turn_running: bool = False
+    turns: int = 0

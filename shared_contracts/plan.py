@@ -1,0 +1,27 @@
+"""The plan tree: the teacher's visible map of what this session teaches."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from shared_contracts.base import Id, Record
+
+PlanStatus = Literal["pending", "active", "done"]
+
+
+class PlanNode(Record, kw_only=True):
+    id: Id
+    title: str
+    summary: str = ""
+    parent: Id | None = None
+    status: PlanStatus = "pending"
+    done_note: str = ""
+
+
+class PlanTree(Record, kw_only=True):
+    goal: str
+    nodes: list[PlanNode] = msgspec.field(default_factory=list)
+    current: Id | None = None
+    version: int = 0

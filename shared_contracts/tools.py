@@ -1,0 +1,144 @@
+"""Teacher tool arguments (decoded strictly from model output) and tool outputs.
+
+Every tool's JSON Schema for the model is generated from its argument Struct.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from shared_contracts.base import Confidence, Id, Inbound, Record
+from shared_contracts.jobs import JobResult, JobStatus
+from shared_contracts.plan import PlanTree
+from shared_contracts.questions import AnswerValue, QuestionSpec, Verdict
+
+Title = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+Text = Annotated[str, msgspec.Meta(max_length=4000)]
+
+
+class PlanNodeSpec(Inbound, kw_only=True):
+    id: Id
+    title: Title
+    summary: Text = ""
+    parent: Id | None = None
+
+
+class PlanInitArgs(Inbound, kw_only=True):
+    """Start the session's plan: a goal and its first nodes (parents before children)."""
+
+    goal: Title
+    nodes: Annotated[list[PlanNodeSpec], msgspec.Meta(min_length=1, max_length=50)]
+
+
+class PlanAddArgs(Inbound, kw_only=True):
+    """Add one node under an existing parent (or at the root)."""
+
+    node: PlanNodeSpec
+
+
+class PlanUpdateArgs(Inbound, kw_only=True):
+    """Retitle, re-summarise or focus a node."""
+
+    id: Id
+    title: Title | None = None
+    summary: Text | None = None
+    status: Literal["pending", "active"] | None = None
+
+
+class PlanMarkDoneArgs(Inbound, kw_only=True):
+    """Mark a node done once the learner has shown they understand it."""
+
+    id: Id
+    note: Text = ""
+
+
+class QuizArgs(Inbound, kw_only=True):
+    """Ask a graded question; the key stays on the server."""
+
+    question: QuestionSpec
+    node_id: Id | None = None
+
+
+class AskUserArgs(Inbound, kw_only=True):
+    """Ask the learner a free-form question (not graded)."""
+
+    prompt: Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
+    suggestions: Annotated[list[str], msgspec.Meta(max_length=8)] = msgspec.field(
+        default_factory=list
+    )
+
+
+class ResearchArgs(Inbound, kw_only=True):
+    """Ask the researcher for a short, cited note (runs in the background)."""
+
+    question: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+    node_id: Id | None = None
+
+
+class DemoArgs(Inbound, kw_only=True):
+    """Ask the demo-builder for a small interactive page (runs in the background)."""
+
+    brief: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+    node_id: Id | None = None
+
+
+class VisualArgs(Inbound, kw_only=True):
+    """Ask the visual-maker for a diagram (runs in the background)."""
+
+    brief: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+    node_id: Id | None = None
+
+
+ToolName = Literal[
+    "plan_init",
+    "plan_add",
+    "plan_update",
+    "plan_mark_done",
+    "quiz",
+    "ask_user_question",
+    "research",
+    "demo",
+    "visual",
+]
+
+TOOL_ARGS: dict[str, type[Inbound]] = {
+    "plan_init": PlanInitArgs,
+    "plan_add": PlanAddArgs,
+    "plan_update": PlanUpdateArgs,
+    "plan_mark_done": PlanMarkDoneArgs,
+    "quiz": QuizArgs,
+    "ask_user_question": AskUserArgs,
+    "research": ResearchArgs,
+    "demo": DemoArgs,
+    "visual": VisualArgs,
+}
+SERVER_TOOLS = frozenset({"plan_init", "plan_add", "plan_update", "plan_mark_done"})
+LEARNER_TOOLS = frozenset({"quiz", "ask_user_question"})
+JOB_TOOLS = frozenset({"research", "demo", "visual"})
+
+
+class PlanOutput(Record, tag_field="kind", tag="plan", kw_only=True):
+    tree: PlanTree
+
+
+class GradedOutput(Record, tag_field="kind", tag="graded", kw_only=True):
+    answer: AnswerValue
+    confidence: Confidence | None = None
+    verdict: Verdict
+
+
+class ReplyOutput(Record, tag_field="kind", tag="reply", kw_only=True):
+    answer: str
+    confidence: Confidence | None = None
+
+
+class JobOutput(Record, tag_field="kind", tag="job", kw_only=True):
+    job_id: Id
+    status: JobStatus
+    result: JobResult | None = None
+    error: str = ""
+
+
+ToolOutput = PlanOutput | GradedOutput | ReplyOutput | JobOutput

@@ -1,0 +1,126 @@
+"""Trace events (`traces/<chat_id>.jsonl`): the raw material of deterministic replay.
+
+Model calls are keyed by structure (`turn:7/teacher#0`, `job:<id>/#2`), not by order.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+from shared_contracts.base import Record
+from shared_contracts.model_io import ModelMessage, ModelRequest, Usage
+
+
+class TraceEvent(Record, tag_field="type", kw_only=True):
+    seq: int
+
+
+class InboundFrameEvent(TraceEvent, tag="inbound", kw_only=True):
+    turn: int
+    frame: str
+    """The learner's frame as received (raw JSON text)."""
+
+
+class OutboundFrameEvent(TraceEvent, tag="outbound", kw_only=True):
+    turn: int
+    frame: str
+
+
+class PromptEvent(TraceEvent, tag="prompt", kw_only=True):
+    turn: int
+    template_id: str
+    template_hash: str
+    graph_context: str
+    system_prompt: str
+
+
+class TimedChunk(Record, kw_only=True):
+    t_ms: float
+    text: str = ""
+    tool_index: int | None = None
+    tool_id: str = ""
+    tool_name: str = ""
+    arguments: str = ""
+
+
+class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True):
+    key: str
+    model: str
+    request: ModelRequest
+    request_hash: str
+    chunks: list[TimedChunk] = msgspec.field(default_factory=list)
+    response: ModelMessage | None = None
+    finish_reason: str = ""
+    usage: Usage = msgspec.field(default_factory=Usage)
+    error: str = ""
+
+
+class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True):
+    turn: int
+    tool_call_id: str
+    tool_name: str
+    raw_args: str
+    parsed: bool
+    output: str = ""
+    error: str = ""
+    plan_before: str = ""
+    plan_after: str = ""
+
+
+class QuizEvent(TraceEvent, tag="quiz", kw_only=True):
+    turn: int
+    tool_call_id: str
+    phase: Literal["issued", "graded"]
+    detail: str = ""
+
+
+class JobTraceEvent(TraceEvent, tag="job", kw_only=True):
+    job_id: str
+    phase: Literal["submitted", "finished", "delivered"]
+    turn: int = 0
+    before_call: str = ""
+    detail: str = ""
+
+
+class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True):
+    run_id: str
+    extractor_output: str = ""
+    gate_drops: list[str] = msgspec.field(default_factory=list)
+    auditor_drops: list[str] = msgspec.field(default_factory=list)
+    merge_diff: str = ""
+    graph_hash_before: str = ""
+    graph_hash_after: str = ""
+
+
+class ClockEvent(TraceEvent, tag="clock", kw_only=True):
+    value: datetime
+
+
+class IdEvent(TraceEvent, tag="id", kw_only=True):
+    prefix: str
+    value: str
+
+
+class CheckpointEvent(TraceEvent, tag="checkpoint", kw_only=True):
+    turn: int
+    transcript_hash: str
+    plan_hash: str
+    graph_hash: str
+
+
+AnyTraceEvent = (
+    InboundFrameEvent
+    | OutboundFrameEvent
+    | PromptEvent
+    | ModelCallEvent
+    | ToolRunEvent
+    | QuizEvent
+    | JobTraceEvent
+    | ExtractionEvent
+    | ClockEvent
+    | IdEvent
+    | CheckpointEvent
+)

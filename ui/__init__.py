@@ -1,0 +1,1 @@
+"""The Reflex UI: pages, states (the API client), render-only components."""
