@@ -1,0 +1,67 @@
+"""ChatStore on files: `root/chats/<id>.json`, replaced atomically, updates serialised per chat."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+
+from backend.core.errors import CorruptRecord
+from backend.store.fileops import FileOps, OsFileOps
+from backend.store.records import RecordDir
+from shared_contracts.chat import ChatRecord, ChatSummary
+
+
+class _SummaryFields(msgspec.Struct, kw_only=True):
+    """Just what a summary needs; `messages` stays raw so a listing never decodes them."""
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    model: str = "offline"
+    turns: int = 0
+    messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
+
+
+class JsonChatStore:
+    """One JSON file per chat; `create` refuses a taken id; `update` never loses a write."""
+
+    def __init__(self, root: Path, fs: FileOps | None = None) -> None:
+        self._dir = RecordDir(os.path.join(root, "chats"), "chat", ChatRecord, fs or OsFileOps())
+        self._summary = msgspec.json.Decoder(_SummaryFields)
+
+    async def create(self, record: ChatRecord) -> None:
+        await self._dir.save(record.id, record, exclusive=True)
+
+    async def get(self, chat_id: str) -> ChatRecord:
+        return await self._dir.load(chat_id)
+
+    async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:
+        return await self._dir.update(chat_id, mutate, lambda r: r.id)
+
+    async def list_summaries(self) -> list[ChatSummary]:
+        """Every chat, newest first (created_at, then id); a corrupt file raises, naming it."""
+        rows: list[_SummaryFields] = await self._dir.load_all(self._decode_summary)
+        rows.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        return [
+            ChatSummary(
+                id=r.id,
+                title=r.title,
+                created_at=r.created_at,
+                updated_at=r.updated_at,
+                model=r.model,
+                turns=r.turns,
+                messages=len(r.messages),
+            )
+            for r in rows
+        ]
+
+    def _decode_summary(self, data: bytes, path: str) -> _SummaryFields:
+        try:
+            return self._summary.decode(data)
+        except msgspec.DecodeError as exc:
+            raise CorruptRecord(path, str(exc)) from exc

@@ -1,0 +1,28 @@
+"""JobStore on files: `root/jobs/<id>.json`, each save an atomic, durable replace."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from backend.store.fileops import FileOps, OsFileOps
+from backend.store.records import RecordDir
+from shared_contracts.jobs import Job
+
+
+class JsonJobStore:
+    """One JSON file per job; saves of one job keep their call order."""
+
+    def __init__(self, root: Path, fs: FileOps | None = None) -> None:
+        self._dir = RecordDir(os.path.join(root, "jobs"), "job", Job, fs or OsFileOps())
+
+    async def save(self, job: Job) -> None:
+        await self._dir.save(job.id, job)
+
+    async def get(self, job_id: str) -> Job:
+        return await self._dir.load(job_id)
+
+    async def list_all(self) -> list[Job]:
+        """Every job, oldest first (created_at, then id)."""
+        jobs: list[Job] = await self._dir.load_all()
+        return sorted(jobs, key=lambda j: (j.created_at, j.id))
