@@ -1,0 +1,90 @@
+"""Rewrite LaTeX math delimiters to the dollar forms the markdown renderer understands."""
+
+from __future__ import annotations
+
+import re
+
+# A math span never crosses a blank line (a paragraph break), nor starts after a backslash
+# (`\\(` is an escaped backslash followed by a parenthesis).
+_BODY = r"((?:(?!\n[ \t]*\n).)+?)"
+_DISPLAY = re.compile(r"(?<!\\)\\\[" + _BODY + r"\\\]", re.S)
+_INLINE = re.compile(r"(?<!\\)\\\(" + _BODY + r"\\\)", re.S)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TICKS = re.compile(r"`+")
+_MASK = re.compile("\ue000(\\d+)\ue001")
+
+
+def normalise_math(text: str) -> str:
+    """`\\( x \\)` → `$x$` and `\\[ x \\]` → `$$x$$` (own lines when it stood alone), except
+    inside fenced code blocks and inline code spans. Idempotent when delimiters are paired."""
+    return "".join(chunk if code else _outside_spans(chunk) for chunk, code in _fenced(text))
+
+
+def _fenced(text: str) -> list[tuple[str, bool]]:
+    """Split into (chunk, is_fenced_code) runs of whole lines, CommonMark-style fences."""
+    chunks: list[tuple[str, bool]] = []
+    prose: list[str] = []
+    code: list[str] = []
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        if fence:
+            code.append(line)
+            closing = _FENCE.match(line)
+            if closing and closing.group(1).startswith(fence) and not line.strip(" \t\r\n`~"):
+                chunks.append(("".join(code), True))
+                code, fence = [], ""
+            continue
+        opening = _FENCE.match(line)
+        if opening:
+            chunks.append(("".join(prose), False))
+            prose, code, fence = [], [line], opening.group(1)
+        else:
+            prose.append(line)
+    chunks.append(("".join(prose), False))
+    if code:  # an unclosed fence runs to the end of the text
+        chunks.append(("".join(code), True))
+    return [c for c in chunks if c[0]]
+
+
+def _outside_spans(text: str) -> str:
+    """Convert math in `text` while leaving inline code spans (`` `x` ``, ``` ``x`` ```) alone."""
+    if "\\" not in text:
+        return text
+    if "\ue000" in text:  # our mask marker already present: leave the text as it is
+        return text
+    spans: list[str] = []
+    masked: list[str] = []
+    pos = 0
+    search = 0
+    while (run := _TICKS.search(text, search)) is not None:
+        close = next(
+            (m for m in _TICKS.finditer(text, run.end()) if len(m.group()) == len(run.group())),
+            None,
+        )
+        if close is None:  # an unmatched backtick run is literal text
+            search = run.end()
+            continue
+        masked.append(text[pos : run.start()])
+        masked.append(f"\ue000{len(spans)}\ue001")
+        spans.append(text[run.start() : close.end()])
+        pos = search = close.end()
+    masked.append(text[pos:])
+    converted = _INLINE.sub(_inline, _DISPLAY.sub(_display, "".join(masked)))
+    return _MASK.sub(lambda m: spans[int(m.group(1))], converted)
+
+
+def _inline(match: re.Match[str]) -> str:
+    body = match.group(1).strip()
+    return f"${body}$" if body else match.group(0)
+
+
+def _display(match: re.Match[str]) -> str:
+    body = match.group(1).strip()
+    if not body:
+        return match.group(0)
+    text = match.string
+    before = text[: match.start()].rpartition("\n")[2]
+    after = text[match.end() :].partition("\n")[0]
+    if before.strip() or after.strip():
+        return f"$${body}$$"
+    return f"$$\n{body}\n$$"
