@@ -36,7 +36,16 @@ class ToolPart(Record, tag_field="type", tag="tool", kw_only=True):
     job_id: Id | None = None
 
 
-Part = TextPart | ToolPart
+class NoticePart(Record, tag_field="type", tag="notice", kw_only=True):
+    """A server-authored note in a user-role message (e.g. a job result was delivered)."""
+
+    kind: Literal["job_delivered"]
+    text: str
+    job_id: Id | None = None
+    tool_call_id: ToolCallId | None = None
+
+
+Part = TextPart | ToolPart | NoticePart
 
 
 class Message(Record, kw_only=True):

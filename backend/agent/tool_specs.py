@@ -1,0 +1,65 @@
+"""The teacher's tool specs (JSON Schema generated from the argument Structs) and the
+one strict decoder for model-produced arguments."""
+
+from __future__ import annotations
+
+import inspect
+from functools import cache
+from typing import Any
+
+import msgspec
+
+from backend.core.errors import BadToolArguments, ToolError
+from shared_contracts.base import Inbound
+from shared_contracts.model_io import ToolSpec
+from shared_contracts.tools import TOOL_ARGS
+
+DESCRIPTIONS = {
+    "plan_init": "Create this session's plan tree: the goal and its first nodes.",
+    "plan_add": "Add one node to the plan tree.",
+    "plan_update": "Retitle, re-summarise or focus (status=active) a plan node.",
+    "plan_mark_done": "Mark a plan node done once the learner has shown understanding.",
+    "quiz": (
+        "Ask the learner a graded question (multiple_choice, short_answer or numeric). "
+        "Include the key; the server grades and returns the verdict. Ends your turn."
+    ),
+    "ask_user_question": "Ask the learner a free-form question. Ends your turn.",
+    "research": "Start a background research note on a question; the result arrives later.",
+    "demo": "Start a background build of a small interactive demo page; arrives later.",
+    "visual": "Start a background diagram (SVG) or chart; arrives later.",
+}
+
+
+def _object_schema(struct: type[Inbound]) -> dict[str, Any]:
+    (_,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
+    root = components.pop(struct.__name__)
+    if components:
+        root = {**root, "$defs": components}
+    return root
+
+
+@cache
+def tool_specs() -> tuple[ToolSpec, ...]:
+    """Every teacher tool, in a stable order, with its argument schema."""
+    return tuple(
+        ToolSpec(
+            name=name,
+            description=DESCRIPTIONS.get(name) or inspect.getdoc(struct) or name,
+            parameters=_object_schema(struct),
+        )
+        for name, struct in TOOL_ARGS.items()
+    )
+
+
+_DECODERS = {name: msgspec.json.Decoder(struct) for name, struct in TOOL_ARGS.items()}
+
+
+def decode_tool_args(name: str, raw: str) -> Inbound:
+    """Decode a model's raw arguments strictly against the tool's Struct."""
+    decoder = _DECODERS.get(name)
+    if decoder is None:
+        raise ToolError(f"unknown tool {name[:64]!r}; available: {', '.join(TOOL_ARGS)}")
+    try:
+        return decoder.decode(raw or "{}")
+    except msgspec.DecodeError as exc:
+        raise BadToolArguments(f"invalid arguments for {name}: {exc}") from None

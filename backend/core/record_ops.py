@@ -1,0 +1,60 @@
+"""Pure edits of a chat record that never lose a concurrent writer's progress.
+
+A turn and a background job may both rewrite the same assistant message; a tool part's
+state only moves forward, so merging keeps whichever copy is further along.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from shared_contracts.chat import ChatRecord, Message, Part, ToolPart
+
+STATE_RANK = {"input-streaming": 0, "input-available": 1, "output-available": 2, "output-error": 2}
+
+
+def _further(ours: ToolPart, stored: ToolPart) -> ToolPart:
+    if STATE_RANK[stored.state] > STATE_RANK[ours.state]:
+        return stored
+    if ours.job_id is None and stored.job_id is not None:
+        return msgspec.structs.replace(ours, job_id=stored.job_id)
+    return ours
+
+
+def merge_message(stored: Message, ours: Message) -> Message:
+    """`ours` with every tool part replaced by the stored one when that one is further along."""
+    by_call = {p.tool_call_id: p for p in stored.parts if isinstance(p, ToolPart)}
+    parts: list[Part] = []
+    for part in ours.parts:
+        if isinstance(part, ToolPart) and part.tool_call_id in by_call:
+            parts.append(_further(part, by_call[part.tool_call_id]))
+        else:
+            parts.append(part)
+    return msgspec.structs.replace(ours, parts=parts)
+
+
+def upsert_message(record: ChatRecord, message: Message, now: datetime) -> ChatRecord:
+    """Replace the message with the same id (merging tool parts) or append it."""
+    messages = list(record.messages)
+    for index, existing in enumerate(messages):
+        if existing.id == message.id:
+            messages[index] = merge_message(existing, message)
+            break
+    else:
+        messages.append(message)
+    return msgspec.structs.replace(record, messages=messages, updated_at=now)
+
+
+def update_tool_part(record: ChatRecord, part: ToolPart, now: datetime) -> ChatRecord | None:
+    """The record with the part of the same call id replaced, or None when there is none."""
+    for m_index, message in enumerate(record.messages):
+        for p_index, existing in enumerate(message.parts):
+            if isinstance(existing, ToolPart) and existing.tool_call_id == part.tool_call_id:
+                parts = list(message.parts)
+                parts[p_index] = part
+                messages = list(record.messages)
+                messages[m_index] = msgspec.structs.replace(message, parts=parts)
+                return msgspec.structs.replace(record, messages=messages, updated_at=now)
+    return None

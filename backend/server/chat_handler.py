@@ -1,0 +1,462 @@
+"""THE composition root for a turn: framework-free, frames go to a sink.
+
+`ChatHandler` wires the chat store, the teacher, the tools and the turn seams, and runs
+one turn at a time per chat. Tests drive whole turns with a scripted model and a list as
+the sink; the WebSocket route is just another caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import anyio
+import msgspec
+
+from backend.agent.teacher import Teacher, create_teacher
+from backend.agent.teacher_tools import create_teacher_tools
+from backend.agent.tool_specs import decode_tool_args
+from backend.core.errors import (
+    Busy,
+    HarnessError,
+    ModelError,
+    NotFound,
+    PlanError,
+    ToolError,
+)
+from backend.core.pending import pending_question
+from backend.core.ports import ChatModel, ChatStore, Clock, IdGen
+from backend.core.questions import ask_user_view, grade, public_view
+from backend.core.record_ops import update_tool_part, upsert_message
+from backend.core.views import chat_view, public_part
+from backend.server import turn_service
+from shared_contracts.chat import ChatRecord, Message, NoticePart, Part, TextPart, ToolPart
+from shared_contracts.frames import (
+    Answer,
+    ErrorFrame,
+    Plan,
+    Question,
+    ServerFrame,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    TurnFinished,
+    TurnFinishReason,
+    TurnStarted,
+    UserMessage,
+    VerdictFrame,
+)
+from shared_contracts.model_io import ModelDone, ModelToolCall, TextChunk
+from shared_contracts.tools import (
+    JOB_TOOLS,
+    LEARNER_TOOLS,
+    SERVER_TOOLS,
+    AskUserArgs,
+    GradedOutput,
+    PlanOutput,
+    QuizArgs,
+    ReplyOutput,
+)
+
+log = logging.getLogger("harness.turn")
+
+FrameSink = Callable[[ServerFrame], Awaitable[None]]
+
+
+class NoPendingQuestion(HarnessError):
+    code = "no_pending_question"
+
+
+@dataclass
+class HandlerConfig:
+    max_steps: int = 12
+    offline: bool = True
+    model_label: str = "offline"
+
+
+@dataclass
+class _Turn:
+    """The running turn's working state (the record on disk is the truth)."""
+
+    chat_id: str
+    turn_id: int
+    sink: FrameSink
+    assistant: Message
+    partial: list[str] = field(default_factory=list)
+    question_asked: bool = False
+
+
+class ChatHandler:
+    """Runs turns: one at a time per chat; every finish persists; seams never break a turn."""
+
+    def __init__(
+        self,
+        *,
+        chats: ChatStore,
+        model: ChatModel,
+        clock: Clock,
+        ids: IdGen,
+        seams: turn_service.TurnSeams,
+        config: HandlerConfig | None = None,
+    ) -> None:
+        self.chats = chats
+        self.model = model
+        self.clock = clock
+        self.ids = ids
+        self.seams = seams
+        self.config = config or HandlerConfig()
+        self._running: dict[str, anyio.CancelScope] = {}
+
+    # -- chats ------------------------------------------------------------------------
+
+    async def create_chat(self, title: str | None = None) -> ChatRecord:
+        now = self.clock.now()
+        record = ChatRecord(
+            id=self.ids.new("chat"),
+            title=(title or "").strip() or "New session",
+            created_at=now,
+            updated_at=now,
+            model=self.config.model_label,
+        )
+        await self.chats.create(record)
+        return record
+
+    async def view(self, chat_id: str):
+        record = await self.chats.get(chat_id)
+        return chat_view(record, offline=self.config.offline, turn_running=self.is_running(chat_id))
+
+    def is_running(self, chat_id: str) -> bool:
+        return chat_id in self._running
+
+    def abort(self, chat_id: str) -> bool:
+        scope = self._running.get(chat_id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    # -- turn entry points ------------------------------------------------------------
+
+    def claim(self, chat_id: str) -> anyio.CancelScope:
+        """Reserve the chat for a turn (synchronously: no await between check and insert)."""
+        if chat_id in self._running:
+            raise Busy("a turn is already running for this chat")
+        scope = anyio.CancelScope()
+        self._running[chat_id] = scope
+        return scope
+
+    async def user_message(
+        self, chat_id: str, frame: UserMessage, sink: FrameSink, scope: anyio.CancelScope
+    ) -> TurnFinishReason:
+        async def start(turn: _Turn) -> None:
+            message = Message(
+                id=self.ids.new("msg"),
+                role="user",
+                turn=turn.turn_id,
+                created_at=self.clock.now(),
+                parts=[TextPart(text=frame.text)],
+            )
+            await self._persist_message(turn.chat_id, message, title_from=frame.text)
+
+        return await self._run_turn(chat_id, sink, scope, start)
+
+    async def prepare_answer(self, chat_id: str, frame: Answer) -> ToolPart:
+        """Grade (or record) an answer to the pending question; nothing is written yet.
+
+        Raises `NoPendingQuestion` or `GradingError` (an answer of the wrong shape).
+        """
+        record = await self.chats.get(chat_id)
+        pending = pending_question(record)
+        if pending is None or pending.tool_call_id != frame.tool_call_id:
+            raise NoPendingQuestion("there is no pending question with that tool_call_id")
+        part = _find_part(record, frame.tool_call_id)
+        if part.tool_name == "quiz":
+            args = msgspec.convert(part.input, QuizArgs)
+            verdict = grade(args.question, frame.answer)
+            output: GradedOutput | ReplyOutput = GradedOutput(
+                answer=frame.answer, confidence=frame.confidence, verdict=verdict
+            )
+        else:
+            text = frame.answer if isinstance(frame.answer, str) else str(frame.answer)
+            output = ReplyOutput(answer=text, confidence=frame.confidence)
+        return msgspec.structs.replace(part, state="output-available", output=output)
+
+    async def answer(
+        self, chat_id: str, answered: ToolPart, sink: FrameSink, scope: anyio.CancelScope
+    ) -> TurnFinishReason:
+        """Continue the lesson with a prepared answer (see `prepare_answer`)."""
+
+        async def start(turn: _Turn) -> None:
+            await self._persist_answer(turn.chat_id, answered)
+            if isinstance(answered.output, GradedOutput):
+                v = answered.output.verdict
+                await turn.sink(
+                    VerdictFrame(
+                        tool_call_id=answered.tool_call_id,
+                        correct=v.correct,
+                        expected=v.expected,
+                        feedback=v.feedback,
+                    )
+                )
+            await turn.sink(ToolResult(part=public_part(answered)))
+
+        return await self._run_turn(chat_id, sink, scope, start)
+
+    async def deliver_jobs(
+        self, chat_id: str, notices: list[NoticePart], sink: FrameSink, scope: anyio.CancelScope
+    ) -> TurnFinishReason:
+        """A turn that hands finished background results to the teacher."""
+
+        async def start(turn: _Turn) -> None:
+            message = Message(
+                id=self.ids.new("msg"),
+                role="user",
+                turn=turn.turn_id,
+                created_at=self.clock.now(),
+                parts=list(notices),
+            )
+            await self._persist_message(turn.chat_id, message)
+
+        return await self._run_turn(chat_id, sink, scope, start)
+
+    def release(self, chat_id: str, scope: anyio.CancelScope) -> None:
+        if self._running.get(chat_id) is scope:
+            del self._running[chat_id]
+
+    # -- the loop ---------------------------------------------------------------------
+
+    async def _run_turn(
+        self,
+        chat_id: str,
+        sink: FrameSink,
+        scope: anyio.CancelScope,
+        start: Callable[[_Turn], Awaitable[None]],
+    ) -> TurnFinishReason:
+        reason: TurnFinishReason = "error"
+        turn: _Turn | None = None
+        try:
+            with scope:
+                record = await self.chats.update(
+                    chat_id,
+                    lambda r: msgspec.structs.replace(
+                        r, turns=r.turns + 1, updated_at=self.clock.now()
+                    ),
+                )
+                turn = _Turn(
+                    chat_id=chat_id,
+                    turn_id=record.turns,
+                    sink=sink,
+                    assistant=Message(
+                        id=self.ids.new("msg"),
+                        role="assistant",
+                        turn=record.turns,
+                        created_at=self.clock.now(),
+                    ),
+                )
+                await sink(TurnStarted(turn_id=turn.turn_id))
+                await start(turn)
+                context = await turn_service.build_teacher_context(self.seams, chat_id)
+                teacher = create_teacher(self.model, context)
+                reason = await self._loop(turn, teacher)
+            if scope.cancelled_caught:
+                reason = "aborted"
+        except ModelError as exc:
+            reason = "error"
+            await _safe_send(sink, ErrorFrame(code="model_error", message=str(exc)[:500]))
+        except HarnessError as exc:
+            reason = "error"
+            await _safe_send(sink, ErrorFrame(code=_frame_code(exc), message=str(exc)[:500]))
+        except Exception:
+            reason = "error"
+            log.exception("[chat %s] turn failed", chat_id)
+            await _safe_send(sink, ErrorFrame(code="internal", message="the turn failed"))
+        finally:
+            with anyio.CancelScope(shield=True):
+                if turn is not None:
+                    await self._finish(turn, reason)
+                self.release(chat_id, scope)
+        if turn is not None:
+            await turn_service.trigger_extraction(self.seams, chat_id)
+        return reason
+
+    async def _finish(self, turn: _Turn, reason: TurnFinishReason) -> None:
+        """Every finish persists what the learner saw, aborts and errors included."""
+        if turn.partial:
+            turn.assistant = _with_part(turn.assistant, TextPart(text="".join(turn.partial)))
+            turn.partial.clear()
+        if turn.assistant.parts:
+            try:
+                await turn_service.persist_turn(self.seams, turn.chat_id, turn.assistant)
+            except HarnessError as exc:
+                reason = "error"
+                await _safe_send(
+                    turn.sink, ErrorFrame(code="storage_error", message=str(exc)[:500])
+                )
+        await _safe_send(turn.sink, TurnFinished(turn_id=turn.turn_id, reason=reason))
+
+    async def _loop(self, turn: _Turn, teacher: Teacher) -> TurnFinishReason:
+        for _ in range(self.config.max_steps):
+            record = await self.chats.get(turn.chat_id)
+            record = upsert_message(record, turn.assistant, record.updated_at)
+            done: ModelDone | None = None
+            async for event in teacher.stream(record):
+                if isinstance(event, TextChunk) and event.text:
+                    turn.partial.append(event.text)
+                    await turn.sink(TextDelta(message_id=turn.assistant.id, delta=event.text))
+                elif isinstance(event, ModelDone):
+                    done = event
+            assert done is not None
+            text = done.message.content or "".join(turn.partial)
+            turn.partial.clear()
+            if text:
+                turn.assistant = _with_part(turn.assistant, TextPart(text=text))
+            calls = done.message.tool_calls
+            for call in calls:
+                await self._tool_call(turn, call)
+            await turn_service.persist_turn(self.seams, turn.chat_id, turn.assistant)
+            await turn_service.spawn_turn_jobs(self.seams, turn.chat_id, turn.assistant)
+            if turn.question_asked:
+                return "awaiting_answer"
+            if not calls:
+                return "stop"
+        await turn.sink(
+            ErrorFrame(
+                code="step_limit",
+                message=f"the teacher took more than {self.config.max_steps} steps in one turn",
+            )
+        )
+        return "error"
+
+    async def _tool_call(self, turn: _Turn, call: ModelToolCall) -> None:
+        raw_input = _raw_dict(call.arguments)
+        part = ToolPart(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            state="input-available",
+            input=raw_input,
+        )
+        try:
+            args = decode_tool_args(call.name, call.arguments)
+        except ToolError as exc:
+            await self._announce(turn, msgspec.structs.replace(part, input={}))
+            await self._tool_error(turn, part, str(exc))
+            return
+        await self._announce(turn, part)
+        if call.name in SERVER_TOOLS:
+            tools = create_teacher_tools(turn.chat_id, self.chats)
+            try:
+                change = await tools.apply_plan(args)  # type: ignore[arg-type]
+            except PlanError as exc:
+                await self._tool_error(turn, part, str(exc))
+                return
+            done = msgspec.structs.replace(
+                part, state="output-available", output=PlanOutput(tree=change.after)
+            )
+            turn.assistant = _with_part(turn.assistant, done)
+            await turn.sink(ToolResult(part=done))
+            await turn.sink(Plan(tree=change.after))
+        elif call.name in LEARNER_TOOLS:
+            if turn.question_asked:
+                await self._tool_error(
+                    turn, part, "one question at a time: ask this after the learner answers"
+                )
+                return
+            turn.question_asked = True
+            turn.assistant = _with_part(turn.assistant, part)
+            if isinstance(args, QuizArgs):
+                question = public_view(args.question, args.node_id)
+            else:
+                assert isinstance(args, AskUserArgs)
+                question = ask_user_view(args)
+            await turn.sink(Question(tool_call_id=call.id, question=question))
+        elif call.name in JOB_TOOLS:
+            turn.assistant = _with_part(turn.assistant, part)
+
+    async def _announce(self, turn: _Turn, part: ToolPart) -> None:
+        await turn.sink(ToolCall(message_id=turn.assistant.id, part=public_part(part)))
+
+    async def _tool_error(self, turn: _Turn, part: ToolPart, message: str) -> None:
+        failed = msgspec.structs.replace(part, state="output-error", error=message[:2000])
+        turn.assistant = _with_part(turn.assistant, failed)
+        await turn.sink(ToolResult(part=public_part(failed)))
+        log.info("[chat %s] tool %s rejected: %s", turn.chat_id, part.tool_name, message[:200])
+
+    # -- persistence helpers ------------------------------------------------------------
+
+    async def _persist_message(
+        self, chat_id: str, message: Message, title_from: str | None = None
+    ) -> ChatRecord:
+        now = self.clock.now()
+
+        def mutate(record: ChatRecord) -> ChatRecord:
+            updated = upsert_message(record, message, now)
+            if title_from and record.title == "New session":
+                updated = msgspec.structs.replace(updated, title=_title(title_from))
+            return updated
+
+        return await self.chats.update(chat_id, mutate)
+
+    async def _persist_answer(self, chat_id: str, part: ToolPart) -> ChatRecord:
+        now = self.clock.now()
+
+        def mutate(record: ChatRecord) -> ChatRecord:
+            current = _find_part(record, part.tool_call_id)
+            if current.state != "input-available":
+                raise NoPendingQuestion("that question has already been answered")
+            updated = update_tool_part(record, part, now)
+            assert updated is not None
+            return updated
+
+        return await self.chats.update(chat_id, mutate)
+
+
+def _find_part(record: ChatRecord, tool_call_id: str) -> ToolPart:
+    for message in record.messages:
+        for part in message.parts:
+            if isinstance(part, ToolPart) and part.tool_call_id == tool_call_id:
+                return part
+    raise NotFound(f"tool call {tool_call_id!r} not found")
+
+
+def _with_part(message: Message, part: Part) -> Message:
+    parts = list(message.parts)
+    if isinstance(part, ToolPart):
+        for index, existing in enumerate(parts):
+            if isinstance(existing, ToolPart) and existing.tool_call_id == part.tool_call_id:
+                parts[index] = part
+                return msgspec.structs.replace(message, parts=parts)
+    parts.append(part)
+    return msgspec.structs.replace(message, parts=parts)
+
+
+def _raw_dict(arguments: str) -> dict:
+    try:
+        value = msgspec.json.decode(arguments or "{}")
+    except msgspec.DecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _title(text: str) -> str:
+    first = " ".join(text.split())
+    return first[:60] + ("…" if len(first) > 60 else "")
+
+
+def _frame_code(exc: HarnessError) -> str:
+    known = {
+        "bad_frame",
+        "busy",
+        "not_found",
+        "no_pending_question",
+        "model_error",
+        "storage_error",
+    }
+    return exc.code if exc.code in known else "internal"
+
+
+async def _safe_send(sink: FrameSink, frame: ServerFrame) -> None:
+    try:
+        await sink(frame)
+    except Exception:  # a closed socket must not hide the finish
+        log.debug("sink refused %s", type(frame).__name__)

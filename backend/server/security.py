@@ -1,0 +1,72 @@
+"""Handshake and request checks Litestar does not do for WebSockets.
+
+- When `LH_API_TOKEN` is set, every HTTP request needs `Authorization: Bearer <token>`
+  and every WebSocket connect needs that header or `?token=`.
+- A WebSocket `Origin` must be an allowed UI origin or the API's own host. Browsers always
+  send `Origin`, so a connect without one comes from a program, not a page: it is
+  accepted only from loopback or with a valid token.
+Refusals happen before `accept`, so a refused client gets no app frame.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from urllib.parse import urlsplit
+
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException, WebSocketException
+from litestar.handlers import BaseRouteHandler
+
+from backend.server.settings import Settings
+
+
+def _presented_token(connection: ASGIConnection) -> str | None:
+    header = connection.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    if connection.scope["type"] == "websocket":
+        return connection.query_params.get("token")
+    return None
+
+
+def token_ok(settings: Settings, connection: ASGIConnection) -> bool:
+    if not settings.api_token:
+        return True
+    presented = _presented_token(connection)
+    return presented is not None and hmac.compare_digest(
+        presented.encode(), settings.api_token.encode()
+    )
+
+
+def _is_loopback(connection: ASGIConnection) -> bool:
+    client = connection.scope.get("client")
+    if not client:
+        return False
+    try:
+        return ipaddress.ip_address(client[0]).is_loopback
+    except ValueError:
+        return client[0] in {"testclient", "localhost"}
+
+
+def origin_ok(settings: Settings, connection: ASGIConnection) -> bool:
+    origin = connection.headers.get("origin")
+    if origin is None:
+        return _is_loopback(connection) or bool(settings.api_token)
+    if origin in settings.allowed_origins():
+        return True
+    host = connection.headers.get("host", "")
+    parts = urlsplit(origin)
+    return bool(host) and parts.scheme in {"http", "https"} and parts.netloc == host
+
+
+def auth_guard(connection: ASGIConnection, _: BaseRouteHandler) -> None:
+    settings: Settings = connection.app.state.settings
+    ok = token_ok(settings, connection)
+    if connection.scope["type"] == "websocket":
+        if not ok:
+            raise WebSocketException(detail="missing or wrong token", code=4401)
+        if not origin_ok(settings, connection):
+            raise WebSocketException(detail="origin not allowed", code=4403)
+    elif not ok:
+        raise NotAuthorizedException("missing or wrong token")

@@ -1,0 +1,126 @@
+"""The chat WebSocket: raw text in, one typed decoder, exactly one `error` per bad frame.
+
+The first frame is always `snapshot`. Turns run in the app's task group, so a dropped
+socket never loses a turn; frames reach every socket of the chat through the hub.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import anyio
+import msgspec
+from litestar import WebSocket, websocket
+from litestar.exceptions import WebSocketDisconnect, WebSocketException
+from litestar.params import FromPath
+
+from backend.core.errors import HarnessError, NotFound
+from backend.core.ids import is_valid_id
+from backend.server.hub import ENCODER, Connection
+from backend.server.services import Services
+from shared_contracts.frames import (
+    MAX_INBOUND_FRAME_BYTES,
+    Abort,
+    Answer,
+    ClientFrame,
+    ErrorCode,
+    ErrorFrame,
+    Ping,
+    Pong,
+    Snapshot,
+    UserMessage,
+)
+
+log = logging.getLogger("harness.ws")
+
+CLIENT_FRAMES = msgspec.json.Decoder(ClientFrame)
+MESSAGE_TOO_BIG = 1009
+
+
+class TokenBucket:
+    """Per-socket flood control: `rate` frames per second with bursts up to `burst`."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.capacity = float(burst)
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+def _error(connection: Connection, code: ErrorCode, message: str) -> None:
+    connection.offer(ENCODER.encode(ErrorFrame(code=code, message=message[:500])).decode())
+
+
+async def _dispatch(services: Services, connection: Connection, raw: str | bytes) -> None:
+    try:
+        frame = CLIENT_FRAMES.decode(raw)
+    except msgspec.DecodeError as exc:
+        _error(connection, "bad_frame", str(exc))
+        return
+    chat_id = connection.chat_id
+    try:
+        match frame:
+            case Ping():
+                connection.offer(ENCODER.encode(Pong()).decode())
+            case UserMessage():
+                services.start_user_message(chat_id, frame)
+            case Answer():
+                await services.start_answer(chat_id, frame)
+            case Abort():
+                services.handler.abort(chat_id)
+    except HarnessError as exc:
+        code = exc.code if exc.code in {"busy", "no_pending_question", "not_found"} else "bad_frame"
+        _error(connection, code, str(exc))  # type: ignore[arg-type]
+
+
+async def _writer(socket: WebSocket, connection: Connection) -> None:
+    async with connection.inbox:
+        async for text in connection.inbox:
+            await socket.send_text(text)
+
+
+@websocket("/api/chats/{chat_id:str}/ws")
+async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
+    services: Services = socket.app.state.services
+    if not is_valid_id(chat_id):
+        raise WebSocketException(detail="invalid chat id", code=4400)
+    try:
+        view = await services.handler.view(chat_id)
+    except NotFound:
+        raise WebSocketException(detail="chat not found", code=4404) from None
+    await socket.accept()
+    connection = services.hub.connect(chat_id)
+    bucket = TokenBucket(services.settings.ws_frames_per_second, services.settings.ws_burst)
+    try:
+        await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_writer, socket, connection)
+            while True:
+                event = await socket.receive()
+                if event["type"] == "websocket.disconnect":
+                    break
+                raw = event.get("text")
+                if raw is None:
+                    raw = event.get("bytes") or b""
+                if len(raw) > MAX_INBOUND_FRAME_BYTES:
+                    await socket.close(code=MESSAGE_TOO_BIG, reason="frame over 64 KiB")
+                    break
+                if not bucket.allow():
+                    _error(connection, "rate_limited", "too many frames; slow down")
+                    continue
+                await _dispatch(services, connection, raw)
+            tg.cancel_scope.cancel()
+    except WebSocketDisconnect:
+        pass
+    finally:
+        services.hub.disconnect(connection)
