@@ -40,8 +40,10 @@ def apply_plan_tool(tree: PlanTree | None, args: PlanArgs) -> PlanTree:
         changed = _add(tree, args.node)
     elif isinstance(args, PlanUpdateArgs):
         changed = _update(tree, args)
-    else:
+    elif isinstance(args, PlanMarkDoneArgs):
         changed = _mark_done(tree, args)
+    else:  # a caller bug, but still a typed refusal rather than a traceback
+        raise PlanError(f"not a plan tool: {type(args).__name__}")
     if changed == tree:
         return tree
     return replace(changed, version=tree.version + 1)

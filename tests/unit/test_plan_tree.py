@@ -11,6 +11,7 @@ from backend.core.errors import PlanError, ToolError
 from backend.core.plan_tree import apply_plan_tool, check_tree, depth_first, progress
 from shared_contracts.plan import PlanNode, PlanTree
 from shared_contracts.tools import (
+    AskUserArgs,
     PlanAddArgs,
     PlanInitArgs,
     PlanMarkDoneArgs,
@@ -79,6 +80,11 @@ def test_every_change_before_plan_init_is_refused(args: object) -> None:
 def test_plan_init_twice_points_to_add_and_update(tree: PlanTree) -> None:
     with pytest.raises(PlanError, match=r"plan_add.*plan_update"):
         apply_plan_tool(tree, PlanInitArgs(goal="again", nodes=[spec("z")]))
+
+
+def test_a_non_plan_argument_is_refused(tree: PlanTree) -> None:
+    with pytest.raises(PlanError, match="not a plan tool"):
+        apply_plan_tool(tree, AskUserArgs(prompt="?"))  # type: ignore[arg-type]
 
 
 def test_plan_errors_are_tool_errors() -> None:
