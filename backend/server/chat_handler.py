@@ -27,7 +27,7 @@ from backend.core.errors import (
 )
 from backend.core.pending import pending_question
 from backend.core.ports import ChatModel, ChatStore, Clock, IdGen
-from backend.core.questions import ask_user_view, grade, public_view
+from backend.core.questions import ask_user_view, grade, public_view, validate_spec
 from backend.core.record_ops import update_tool_part, upsert_message
 from backend.core.views import chat_view, public_part
 from backend.server import turn_service
@@ -338,6 +338,8 @@ class ChatHandler:
         )
         try:
             args = decode_tool_args(call.name, call.arguments)
+            if isinstance(args, QuizArgs):
+                validate_spec(args.question)
         except ToolError as exc:
             await self._announce(turn, msgspec.structs.replace(part, input={}))
             await self._tool_error(turn, part, str(exc))
