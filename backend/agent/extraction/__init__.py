@@ -1,0 +1,1 @@
+"""The extraction pipeline: extractor → evidence gate → auditor → merger; the sole graph writer."""

@@ -1,0 +1,63 @@
+"""The LLM extractor: proposes propositions, misconceptions, edges and probe attributions."""
+
+from __future__ import annotations
+
+from backend.agent.extraction.stages import (
+    ExtractionInput,
+    encode,
+    quiz_document,
+    transcript_document,
+)
+from backend.agent.extraction.structured import build_request, call_structured
+from backend.core.ports import ChatModel
+from shared_contracts.extraction import ExtractorOutput
+
+SYSTEM = """You extract what a learner learned in a tutoring session, for their knowledge graph.
+
+Read the transcript (entries marked "new" are the part to extract from; the rest is context)
+and answer with ONE JSON object of the given schema:
+
+- propositions: each a single, self-contained statement the LEARNER now knows (kind
+  "proposition"), or a wrong belief the learner showed (kind "misconception": state the wrong
+  belief itself, e.g. "The derivative of x^2 is x", never "the learner is confused").
+  `local_id`: a short id unique in your answer. `plan_node`: the id of the plan node this
+  proposition is what that node teaches, else null. Something only the teacher said is NOT
+  learned: include it only if a learner message or a graded answer shows it.
+- evidence: quotes copied VERBATIM from the transcript text (at least 4 words each, no
+  paraphrase, no ellipsis); every proposition needs at least one quote from a "learner" or
+  "answer" entry.
+- edges: "requires" (learning `from` needs `to` first) or "supports" (one backs the other);
+  endpoints are your local ids or ids of known nodes. No self-loops.
+- attributions: for each new quiz WITHOUT a plan_node, the proposition (local id or known node
+  id) it tested, only if clear.
+Be conservative: leave out anything you cannot back with a verbatim quote."""
+
+
+class LlmExtractor:
+    """Rules: judgment only (what was learned, what depends on what, which proposition an
+    untagged probe tested); events and verdicts are rebuilt by the merger, not taken from it."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+
+    async def extract(self, job: ExtractionInput) -> ExtractorOutput:
+        """One structured call; ModelError when the answer is missing or malformed."""
+        plan = job.record.plan
+        document = {
+            "plan": [
+                {"id": n.id, "title": n.title, "summary": n.summary, "parent": n.parent}
+                for n in (plan.nodes if plan else [])
+            ],
+            "known_nodes": [
+                {"id": k.id, "statement": k.statement, "kind": k.kind} for k in job.known
+            ],
+            "transcript": transcript_document(job.record, job.start, job.upto),
+            "quizzes": quiz_document(job.record, job.start, job.upto),
+        }
+        request = build_request("extractor", SYSTEM, encode(document), ExtractorOutput)
+        return await call_structured(self.model, request, ExtractorOutput)
+
+
+def create_extractor(model: ChatModel) -> LlmExtractor:
+    """The extractor stage on `model` (role "extractor")."""
+    return LlmExtractor(model)

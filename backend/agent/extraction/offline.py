@@ -1,0 +1,95 @@
+"""Deterministic extractor and auditor for offline mode (no model key): the graph grows from
+the plan tree and the graded quizzes, with quotes taken verbatim from the transcript."""
+
+from __future__ import annotations
+
+from backend.agent.extraction.stages import AuditInput, ExtractionInput
+from backend.core.evidence_gate import render_answer
+from backend.core.graph_probes import quiz_probes
+from shared_contracts.extraction import (
+    AuditorOutput,
+    AuditVerdict,
+    ExtractorOutput,
+    ProposedEdge,
+    ProposedProposition,
+)
+
+
+class OfflineExtractor:
+    """Rules: one proposition per plan node probed by a graded quiz in the window (statement
+    = title + summary, evidence = the quiz's answer); `requires` edges from parent to child;
+    one misconception per wrong answer (the wrong belief itself, evidence = that answer)."""
+
+    async def extract(self, job: ExtractionInput) -> ExtractorOutput:
+        plan = job.record.plan
+        nodes = {n.id: n for n in (plan.nodes if plan else [])}
+        quizzes = quiz_probes(job.record, job.start, job.upto)
+        quotes = {q.tool_call_id: render_answer(q.question, q.answer) for q in quizzes}
+        evidence: dict[str, list[str]] = {}
+        for quiz in quizzes:
+            if quiz.node_tag in nodes:
+                evidence.setdefault(quiz.node_tag, []).append(quotes[quiz.tool_call_id])
+        propositions = []
+        for node_id, quoted in evidence.items():
+            node = nodes[node_id]
+            statement = f"{node.title}: {node.summary}" if node.summary.strip() else node.title
+            propositions.append(
+                ProposedProposition(
+                    local_id=f"plan-{node_id}",
+                    statement=statement,
+                    kind="proposition",
+                    plan_node=node_id,
+                    evidence=quoted[:3],
+                )
+            )
+        for quiz in quizzes:
+            if quiz.correct:
+                continue
+            propositions.append(
+                ProposedProposition(
+                    local_id=f"wrong-{quiz.tool_call_id}",
+                    statement=f"{quiz.question} Answer: {quiz.answer}",
+                    kind="misconception",
+                    plan_node=None,
+                    evidence=[quotes[quiz.tool_call_id]],
+                )
+            )
+        # Endpoints: this window's plan propositions, or nodes the chat mapped earlier.
+        endpoint = {k.plan_node: k.id for k in job.known if k.plan_node}
+        endpoint.update({node_id: f"plan-{node_id}" for node_id in evidence})
+        edges = [
+            ProposedEdge(from_=endpoint[n.parent], to=endpoint[n.id], type="requires")
+            for n in nodes.values()
+            if n.parent in endpoint
+            and n.id in endpoint
+            and (n.id in evidence or n.parent in evidence)
+        ]
+        return ExtractorOutput(propositions=propositions, edges=edges, attributions=[])
+
+
+class OfflineAuditor:
+    """Rules: every item the gate let through is supported (the gate already located it)."""
+
+    async def audit(self, job: AuditInput) -> AuditorOutput:
+        f = job.findings
+        ok = "offline: evidence located by the gate"
+        return AuditorOutput(
+            verdicts=[
+                *(
+                    AuditVerdict(
+                        item_kind="proposition", item=p.local_id, supported=True, reason=ok
+                    )
+                    for p in f.propositions
+                ),
+                *(
+                    AuditVerdict(item_kind="edge", item=e.key(), supported=True, reason=ok)
+                    for e in f.edges
+                ),
+                *(
+                    AuditVerdict(
+                        item_kind="attribution", item=a.tool_call_id, supported=True, reason=ok
+                    )
+                    for a in f.attributions
+                ),
+            ]
+        )

@@ -1,0 +1,205 @@
+"""The extraction pipeline, the sole writer of the graph ledgers.
+
+One run for one chat: read the graph state and the chat record → extractor → evidence gate
+→ auditor → merger → append ONE batch (audit lines included; the store writes the
+checkpoint last). Any failure before the append writes nothing, so the next trigger re-runs
+the same window.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import anyio
+import msgspec
+
+from backend.agent.extraction.auditor import apply_verdicts
+from backend.agent.extraction.ledger_view import LedgerView
+from backend.agent.extraction.stages import (
+    AuditInput,
+    Auditor,
+    ExtractionInput,
+    Extractor,
+    KnownNode,
+)
+from backend.core.evidence_gate import run_gate
+from backend.core.graph import GraphState, derive_snapshot, fold, merge, with_audit
+from backend.core.pending import foldable_upto
+from backend.core.ports import ChatStore, Clock, GraphStore, IdGen, TraceStore
+from shared_contracts.graph import AuditLine, GraphStats
+from shared_contracts.trace import ExtractionEvent
+
+log = logging.getLogger(__name__)
+MAX_KNOWN_NODES = 300
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionReport:
+    """What one run did. `nothing_to_do`: no new messages since the chat's checkpoint."""
+
+    chat_id: str
+    run_id: str = ""
+    nothing_to_do: bool = False
+    new_nodes: int = 0
+    merged: int = 0
+    new_edges: int = 0
+    new_events: int = 0
+    dropped_by_gate: int = 0
+    dropped_by_auditor: int = 0
+    folded_at: int = 0
+    stats: GraphStats | None = None
+
+
+def _known_nodes(state: GraphState, chat_id: str) -> list[KnownNode]:
+    plan_of = {
+        node: local.removeprefix("plan:")
+        for (chat, local), node in state.local.items()
+        if chat == chat_id and local.startswith("plan:")
+    }
+    mine = [node for (chat, node) in state.mappings if chat == chat_id]
+    return [
+        KnownNode(
+            id=node,
+            statement=state.nodes[node].statement,
+            kind=state.nodes[node].kind,
+            plan_node=plan_of.get(node),
+        )
+        for node in mine[-MAX_KNOWN_NODES:]
+        if node in state.nodes
+    ]
+
+
+def _drops(lines: list[AuditLine]) -> list[str]:
+    return [f"{a.item_kind}:{a.item}:{a.reason}" for a in lines]
+
+
+class ExtractionPipeline:
+    """Rules: the only code that appends to the graph ledgers; one append per run; runs
+    are serialised at the merge step so concurrent chats never merge from a stale state."""
+
+    def __init__(
+        self,
+        chats: ChatStore,
+        graph: GraphStore,
+        extractor: Extractor,
+        auditor: Auditor,
+        *,
+        clock: Clock,
+        ids: IdGen,
+        traces: TraceStore | None = None,
+    ) -> None:
+        self._chats = chats
+        self._graph = graph
+        self._view = LedgerView(graph)
+        self._extractor = extractor
+        self._auditor = auditor
+        self._clock = clock
+        self._ids = ids
+        self._traces = traces
+        self._merge_lock = anyio.Lock()
+
+    async def run(self, chat_id: str) -> ExtractionReport:
+        """Extract and merge the chat's unfolded messages; raises on any failure."""
+        record = await self._chats.get(chat_id)
+        state = await self._view.refresh()
+        start, upto = state.folded_at(chat_id), foldable_upto(record)
+        if upto <= start:
+            return ExtractionReport(chat_id=chat_id, nothing_to_do=True, folded_at=start)
+        run_id = self._ids.new("run")
+        known = _known_nodes(state, chat_id)
+        output = await self._extractor.extract(ExtractionInput(record, start, upto, known))
+        known_ids = {k.id for k in known}
+        gated = run_gate(
+            output, record, known_nodes=known_ids, upto=upto, run_id=run_id, at=self._clock.now()
+        )
+        verdicts = await self._auditor.audit(AuditInput(record, start, upto, gated.findings))
+        audited = apply_verdicts(
+            gated.findings,
+            verdicts,
+            known_nodes=known_ids,
+            chat_id=chat_id,
+            run_id=run_id,
+            at=self._clock.now(),
+        )
+        async with self._merge_lock:
+            state = await self._view.refresh()
+            if state.folded_at(chat_id) >= upto:  # another run folded this window meanwhile
+                return ExtractionReport(chat_id=chat_id, nothing_to_do=True, folded_at=upto)
+            batch = merge(
+                state, audited.findings, record, run_id=run_id, clock=self._clock, ids=self._ids
+            )
+            batch = with_audit(batch, [*gated.audit, *audited.audit])
+            await self._graph.append(batch)
+            after = fold(state, batch)
+        report = ExtractionReport(
+            chat_id=chat_id,
+            run_id=run_id,
+            new_nodes=len(batch.propositions),
+            merged=len(audited.findings.propositions) - len(batch.propositions),
+            new_edges=len(batch.edges),
+            new_events=len(batch.events),
+            dropped_by_gate=len(gated.audit),
+            dropped_by_auditor=len(audited.audit),
+            folded_at=upto,
+            stats=derive_snapshot(after).stats,
+        )
+        log.info(
+            "[extraction %s] chat=%s messages=%d..%d new_nodes=%d merged=%d edges=%d events=%d"
+            " dropped_by_gate=%d dropped_by_auditor=%d",
+            run_id,
+            chat_id,
+            start,
+            upto,
+            report.new_nodes,
+            report.merged,
+            report.new_edges,
+            report.new_events,
+            report.dropped_by_gate,
+            report.dropped_by_auditor,
+        )
+        for line in [*gated.audit, *audited.audit]:
+            log.info(
+                "[extraction %s] drop %s %s %s: %s",
+                run_id,
+                line.stage,
+                line.item_kind,
+                line.item,
+                line.reason,
+            )
+        await self._trace(chat_id, run_id, output, gated.audit, audited.audit, report)
+        return report
+
+    async def _trace(self, chat_id, run_id, output, gate_drops, auditor_drops, report) -> None:
+        if self._traces is None:
+            return
+        try:
+            seq = len(await self._traces.read(chat_id))
+            event = ExtractionEvent(
+                seq=seq,
+                run_id=run_id,
+                extractor_output=msgspec.json.encode(output).decode(),
+                gate_drops=_drops(gate_drops),
+                auditor_drops=_drops(auditor_drops),
+                merge_diff=(
+                    f"+{report.new_nodes} nodes, +{report.new_edges} edges,"
+                    f" +{report.new_events} events, {report.merged} merged"
+                ),
+            )
+            await self._traces.append(chat_id, [event])
+        except Exception as exc:  # the ledgers are written; a trace failure must not undo that
+            log.warning("[extraction %s] trace not recorded: %s", run_id, exc)
+
+
+def create_extraction_pipeline(
+    chats: ChatStore,
+    graph: GraphStore,
+    extractor: Extractor,
+    auditor: Auditor,
+    *,
+    clock: Clock,
+    ids: IdGen,
+    traces: TraceStore | None = None,
+) -> ExtractionPipeline:
+    """The pipeline wired to its ports (the sole writer of `graph`)."""
+    return ExtractionPipeline(chats, graph, extractor, auditor, clock=clock, ids=ids, traces=traces)

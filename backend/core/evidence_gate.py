@@ -1,0 +1,286 @@
+"""The evidence gate: deterministic checks between the extractor and the auditor.
+
+Every quote is located in the transcript (exact, then normalised, then fuzzy with a
+coverage threshold) and gets its message, turn, speaker and character span. An item with a
+quote that cannot be located, or is too short to mean anything, is dropped whole (a drop
+over an invention). Evidence that the learner learned or believes something must include a
+learner message or a graded answer. Attributions must cite a graded quiz in the transcript;
+edges need known endpoints and no self-loops. Every drop is an `AuditLine` with a reason.
+
+Character spans are offsets into a message's *rendered text*: its segments (text parts, and
+each answered question rendered as "Q: <prompt>\\nA: <answer>") joined by a blank line.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from rapidfuzz import fuzz
+
+from backend.core.graph_probes import answer_text, question_text, quiz_probes
+from shared_contracts.chat import ChatRecord, TextPart, ToolPart
+from shared_contracts.extraction import (
+    ExtractorOutput,
+    Findings,
+    FoundAttribution,
+    FoundEdge,
+    FoundProposition,
+    ItemKind,
+)
+from shared_contracts.graph import AuditLine, Evidence, Speaker
+from shared_contracts.tools import GradedOutput, ReplyOutput
+
+MIN_QUOTE_TOKENS = 4
+FUZZY_MIN_SCORE = 90.0
+FUZZY_MIN_QUOTE_COVERAGE = 0.95
+FUZZY_MIN_TOKEN_COVERAGE = 0.75
+LEARNER_SPEAKERS: frozenset[Speaker] = frozenset({"learner", "answer"})
+SEPARATOR = "\n\n"
+_TOKEN = re.compile(r"\w+")
+_TRANSLATE = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One speaker's stretch of a message; `offset` is its start in the rendered text."""
+
+    message_id: str
+    turn: int
+    speaker: Speaker
+    text: str
+    offset: int
+
+
+def transcript_segments(record: ChatRecord, upto: int | None = None) -> list[Segment]:
+    """The searchable transcript of messages `[0, upto)`."""
+    out: list[Segment] = []
+    end = len(record.messages) if upto is None else upto
+    for message in record.messages[:end]:
+        offset = 0
+        for part in message.parts:
+            text, speaker = _render(part, message.role)
+            if not text:
+                continue
+            out.append(Segment(message.id, message.turn, speaker, text, offset))
+            offset += len(text) + len(SEPARATOR)
+    return out
+
+
+def _render(part: object, role: str) -> tuple[str, Speaker]:
+    # Server-authored parts (notices) are nobody's words: not searchable.
+    if isinstance(part, TextPart):
+        return part.text, "learner" if role == "user" else "teacher"
+    if isinstance(part, ToolPart) and isinstance(part.output, GradedOutput | ReplyOutput):
+        return render_answer(question_text(part), answer_text(part)), "answer"
+    return "", "teacher"
+
+
+def render_answer(question: str, answer: str) -> str:
+    """How an answered question reads in the searchable transcript."""
+    return f"Q: {question}\nA: {answer}"
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """NFKC, casefold, straight quotes and dashes, collapsed whitespace; plus, for each
+    output character, the index of the input character it came from."""
+    chars: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        folded = unicodedata.normalize("NFKC", char).translate(_TRANSLATE).casefold()
+        for out in folded:
+            if out.isspace():
+                if not chars or chars[-1] == " ":
+                    continue
+                out = " "
+            chars.append(out)
+            origin.append(index)
+    while chars and chars[-1] == " ":
+        chars.pop()
+        origin.pop()
+    return "".join(chars), origin
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.casefold())
+
+
+def _evidence(seg: Segment, start: int, end: int) -> Evidence:
+    return Evidence(
+        quote=seg.text[start:end],
+        message_id=seg.message_id,
+        turn=seg.turn,
+        speaker=seg.speaker,
+        start=seg.offset + start,
+        end=seg.offset + end,
+    )
+
+
+def _by_speaker_preference(segments: list[Segment]) -> list[Segment]:
+    # A learner echoing the teacher: prefer the learner's occurrence.
+    return [s for s in segments if s.speaker in LEARNER_SPEAKERS] + [
+        s for s in segments if s.speaker not in LEARNER_SPEAKERS
+    ]
+
+
+def locate_quote(quote: str, segments: list[Segment]) -> Evidence | None:
+    """Find `quote` exactly, then normalised, then fuzzily; None when it is not there."""
+    ordered = _by_speaker_preference(segments)
+    stripped = quote.strip()
+    for seg in ordered:
+        at = seg.text.find(stripped)
+        if at >= 0:
+            return _evidence(seg, at, at + len(stripped))
+    wanted, _ = normalise(stripped)
+    if not wanted:
+        return None
+    normalised = [(seg, *normalise(seg.text)) for seg in ordered]
+    for seg, text, origin in normalised:
+        at = text.find(wanted)
+        if at >= 0:
+            return _evidence(seg, origin[at], origin[at + len(wanted) - 1] + 1)
+    best: tuple[float, Segment, int, int] | None = None
+    wanted_tokens = tokens(wanted)
+    for seg, text, origin in normalised:
+        if not text:
+            continue
+        hit = fuzz.partial_ratio_alignment(wanted, text, score_cutoff=FUZZY_MIN_SCORE)
+        if hit is None:
+            continue
+        if (hit.src_end - hit.src_start) < FUZZY_MIN_QUOTE_COVERAGE * len(wanted):
+            continue
+        span = set(tokens(text[hit.dest_start : hit.dest_end]))
+        covered = sum(1 for t in wanted_tokens if t in span) / max(len(wanted_tokens), 1)
+        if covered < FUZZY_MIN_TOKEN_COVERAGE:
+            continue
+        if best is None or hit.score > best[0]:
+            best = (hit.score, seg, origin[hit.dest_start], origin[hit.dest_end - 1] + 1)
+    if best is None:
+        return None
+    _, seg, start, end = best
+    return _evidence(seg, start, end)
+
+
+@dataclass(slots=True)
+class GateResult:
+    """Survivors of the gate and one audit line per dropped item."""
+
+    findings: Findings
+    audit: list[AuditLine] = field(default_factory=list)
+
+
+class _Drop(Exception):
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def _locate_all(quotes: list[str], segments: list[Segment]) -> list[Evidence]:
+    located = []
+    for quote in quotes:
+        if len(tokens(quote)) < MIN_QUOTE_TOKENS:
+            raise _Drop("quote_too_short", quote[:200])
+        found = locate_quote(quote, segments)
+        if found is None:
+            raise _Drop("quote_not_found", quote[:200])
+        located.append(found)
+    return located
+
+
+def run_gate(
+    output: ExtractorOutput,
+    record: ChatRecord,
+    *,
+    known_nodes: Collection[str],
+    upto: int,
+    run_id: str,
+    at: datetime,
+) -> GateResult:
+    """Check every extractor item against the transcript `[0, upto)` (pure)."""
+    segments = transcript_segments(record, upto)
+    quizzes = {q.tool_call_id for q in quiz_probes(record, 0, upto)}
+    result = GateResult(findings=Findings())
+    found = result.findings
+
+    def drop(kind: ItemKind, item: str, why: _Drop) -> None:
+        result.audit.append(
+            AuditLine(
+                run_id=run_id,
+                chat_id=record.id,
+                stage="gate",
+                item_kind=kind,
+                item=item,
+                reason=why.reason,
+                detail=why.detail,
+                at=at,
+            )
+        )
+
+    local_ids: set[str] = set()
+    for prop in output.propositions:
+        try:
+            if prop.local_id in local_ids:
+                raise _Drop("duplicate_id")
+            if not prop.evidence:
+                raise _Drop("no_evidence")
+            evidence = _locate_all(prop.evidence, segments)
+            if not any(e.speaker in LEARNER_SPEAKERS for e in evidence):
+                raise _Drop("wrong_speaker", "no quote from the learner or a graded answer")
+        except _Drop as why:
+            drop("proposition", prop.local_id, why)
+            continue
+        local_ids.add(prop.local_id)
+        found.propositions.append(
+            FoundProposition(
+                local_id=prop.local_id,
+                statement=prop.statement.strip(),
+                kind=prop.kind,
+                plan_node=prop.plan_node,
+                aliases=list(prop.aliases),
+                evidence=evidence,
+            )
+        )
+    endpoints = local_ids | set(known_nodes)
+    for edge in output.edges:
+        try:
+            if edge.from_ not in endpoints or edge.to not in endpoints:
+                raise _Drop("unknown_endpoint")
+            if edge.from_ == edge.to:
+                raise _Drop("self_loop")
+            evidence = _locate_all(edge.evidence, segments)
+        except _Drop as why:
+            drop("edge", edge.key(), why)
+            continue
+        found.edges.append(
+            FoundEdge(from_=edge.from_, to=edge.to, type=edge.type, evidence=evidence)
+        )
+    for attribution in output.attributions:
+        try:
+            if attribution.tool_call_id not in quizzes:
+                raise _Drop("unknown_tool_call")
+            if attribution.target not in endpoints:
+                raise _Drop("unknown_endpoint")
+            evidence = _locate_all(attribution.evidence, segments)
+        except _Drop as why:
+            drop("attribution", attribution.tool_call_id, why)
+            continue
+        found.attributions.append(
+            FoundAttribution(
+                tool_call_id=attribution.tool_call_id, target=attribution.target, evidence=evidence
+            )
+        )
+    return result

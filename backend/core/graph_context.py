@@ -1,0 +1,110 @@
+"""The teacher's graph context: the derived graph rendered as a compact markdown block.
+
+Up to `WHOLE_GRAPH_LIMIT` nodes the whole graph is shown; past it, diagnostic hotspots
+(misconceptions, nodes whose latest probe failed, shaky nodes) and their 1-hop neighbours.
+Lines are added in priority order until the token budget (chars/4, rounded up) is reached,
+so the block never exceeds `max_tokens`.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from shared_contracts.graph import GraphNode, GraphSnapshot
+from shared_contracts.http import GraphContext
+
+WHOLE_GRAPH_LIMIT = 150
+MAX_STATEMENT_CHARS = 160
+_STATE_ORDER = {"misconception": 0, "shaky": 1, "verified": 2, "introduced": 3}
+_EPOCH = datetime.min
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token estimate: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_STATEMENT_CHARS else flat[: MAX_STATEMENT_CHARS - 1] + "…"
+
+
+def _node_line(node: GraphNode) -> str:
+    score = f" ✓{node.correct} ✗{node.incorrect}" if node.correct or node.incorrect else ""
+    return f"- `{node.id}` [{node.state}{score}] {_short(node.statement)}"
+
+
+def _latest_failed(node: GraphNode) -> bool:
+    return bool(node.probes) and node.probes[-1].correct is False
+
+
+def _hotspots(snapshot: GraphSnapshot) -> list[GraphNode]:
+    """Misconceptions, then recent failures (newest first), then shaky, then neighbours."""
+    by_id = {n.id: n for n in snapshot.nodes}
+    recent = lambda n: n.last_probe_at or _EPOCH  # noqa: E731
+    misconceptions = [n for n in snapshot.nodes if n.kind == "misconception"]
+    failed = sorted((n for n in snapshot.nodes if _latest_failed(n)), key=recent, reverse=True)
+    shaky = sorted((n for n in snapshot.nodes if n.state == "shaky"), key=recent, reverse=True)
+    core = list({n.id: n for n in [*misconceptions, *failed, *shaky]}.values())
+    core_ids = {n.id for n in core}
+    neighbours: dict[str, GraphNode] = {}
+    for edge in snapshot.edges:
+        for here, there in ((edge.from_, edge.to), (edge.to, edge.from_)):
+            if here in core_ids and there not in core_ids and there in by_id:
+                neighbours.setdefault(there, by_id[there])
+    return [*core, *neighbours.values()]
+
+
+def render_graph_context(snapshot: GraphSnapshot, *, max_tokens: int = 2000) -> GraphContext:
+    """The markdown block for the teacher's instructions; empty for an empty graph."""
+    total = len(snapshot.nodes)
+    if total == 0:
+        return GraphContext(markdown="", nodes_total=0, nodes_shown=0, tokens_estimate=0)
+    whole = total <= WHOLE_GRAPH_LIMIT
+    if whole:
+        chosen = sorted(snapshot.nodes, key=lambda n: _STATE_ORDER.get(n.state, 9))
+        scope = "the whole graph"
+    else:
+        chosen = _hotspots(snapshot)
+        scope = "diagnostic hotspots and their neighbours"
+    header = (
+        "## What this learner already knows (knowledge graph)\n"
+        f"{total} nodes; showing {scope}. States: verified (recent probes right), shaky "
+        "(a recent probe wrong), introduced (never probed), misconception (a wrong belief "
+        "the learner held). Revisit shaky nodes and misconceptions first.\n"
+    )
+    lines = [header, "### Nodes\n"]
+    budget = max_tokens * 4  # characters; the estimate is chars/4 rounded up
+    used = sum(len(s) for s in lines)
+    if used > budget:
+        return GraphContext(markdown="", nodes_total=total, nodes_shown=0, tokens_estimate=0)
+    shown: set[str] = set()
+    for node in chosen:
+        line = _node_line(node) + "\n"
+        if used + len(line) > budget:
+            break
+        lines.append(line)
+        used += len(line)
+        shown.add(node.id)
+    edge_lines = [
+        f"- `{e.from_}` {e.type} `{e.to}`\n"
+        for e in snapshot.edges
+        if e.from_ in shown and e.to in shown
+    ]
+    title = "### Dependencies (a requires b: learn b first)\n"
+    if edge_lines and used + len(title) + len(edge_lines[0]) <= budget:
+        lines.append(title)
+        used += len(title)
+        for line in edge_lines:
+            if used + len(line) > budget:
+                break
+            lines.append(line)
+            used += len(line)
+    markdown = "".join(lines).rstrip("\n")
+    return GraphContext(
+        markdown=markdown,
+        nodes_total=total,
+        nodes_shown=len(shown),
+        tokens_estimate=estimate_tokens(markdown),
+    )

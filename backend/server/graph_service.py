@@ -1,0 +1,108 @@
+"""The graph's two channels as the server uses them.
+
+`GraphReader` is the read channel: it follows the ledgers incrementally and reuses the
+derived snapshot until they grow; it never writes. `ExtractionService` is the write
+channel's trigger seam: it counts answered quizzes not yet folded and runs the pipeline in
+the background, single-flight per chat.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from anyio.abc import TaskGroup
+
+from backend.agent.extraction.ledger_view import LedgerView
+from backend.agent.extraction.pipeline import ExtractionPipeline, ExtractionReport
+from backend.agent.extraction.single_flight import SingleFlight
+from backend.core.graph import derive_snapshot
+from backend.core.graph_context import render_graph_context
+from backend.core.pending import pending_answers
+from backend.core.ports import ChatStore, GraphStore
+from shared_contracts.graph import GraphSnapshot
+from shared_contracts.http import ExtractAccepted, GraphContext
+
+log = logging.getLogger(__name__)
+
+
+class GraphReader:
+    """Derived graph reads; decodes and folds only lines appended since the last read."""
+
+    def __init__(self, graph: GraphStore) -> None:
+        self._view = LedgerView(graph)
+        self._snapshot: GraphSnapshot | None = None
+        self._version = -1
+
+    async def snapshot(self) -> GraphSnapshot:
+        """The graph with derived node states (recomputed only when the ledgers grew)."""
+        state = await self._view.refresh()
+        if self._snapshot is None or self._version != self._view.version:
+            self._snapshot = derive_snapshot(state)
+            self._version = self._view.version
+        return self._snapshot
+
+    async def context(self) -> GraphContext:
+        """The teacher's markdown block (≤ 2,000 tokens; empty for an empty graph)."""
+        return render_graph_context(await self.snapshot())
+
+    async def folded_at(self, chat_id: str) -> int:
+        """Messages of `chat_id` already folded into the graph."""
+        return (await self._view.refresh()).folded_at(chat_id)
+
+
+class ExtractionService:
+    """Rules: a run starts only through `SingleFlight` (one in flight per chat, at most one
+    coalesced follow-up); a failed run is logged and retried by the next trigger."""
+
+    def __init__(
+        self,
+        chats: ChatStore,
+        graph_reader: GraphReader,
+        pipeline: ExtractionPipeline,
+        task_group: TaskGroup,
+        *,
+        every_n: int,
+        on_merged: Callable[[str, ExtractionReport], Awaitable[None]],
+    ) -> None:
+        self._chats = chats
+        self._reader = graph_reader
+        self._pipeline = pipeline
+        self._flight = SingleFlight(task_group)
+        self._every_n = max(every_n, 1)
+        self._on_merged = on_merged
+
+    async def pending(self, chat_id: str) -> int:
+        """Graded quizzes of the chat not yet folded into the graph."""
+        record = await self._chats.get(chat_id)
+        return pending_answers(record, await self._reader.folded_at(chat_id))
+
+    async def maybe_trigger(self, chat_id: str) -> bool:
+        """Start a background run once `every_n` answers wait; True if one started now."""
+        waiting = await self.pending(chat_id)
+        if waiting < self._every_n:
+            return False
+        return self._flight.trigger(chat_id, lambda: self._run(chat_id))
+
+    async def flush(self, chat_id: str) -> ExtractAccepted:
+        """Run extraction now (session end), through the same single-flight."""
+        waiting = await self.pending(chat_id)
+        started = self._flight.trigger(chat_id, lambda: self._run(chat_id))
+        return ExtractAccepted(chat_id=chat_id, started=started, pending_answers=waiting)
+
+    async def wait_idle(self, chat_id: str) -> None:
+        """Return once no run for the chat is in flight (tests, shutdown)."""
+        await self._flight.wait_idle(chat_id)
+
+    def runs(self, chat_id: str) -> int:
+        """How many runs were started for the chat (coalesced triggers not counted)."""
+        return self._flight.runs.get(chat_id, 0)
+
+    async def _run(self, chat_id: str) -> None:
+        report = await self._pipeline.run(chat_id)
+        if report.nothing_to_do:
+            return
+        try:
+            await self._on_merged(chat_id, report)
+        except Exception as exc:  # a client push failing never fails the merge
+            log.warning("[extraction %s] on_merged failed: %s", report.run_id, exc)

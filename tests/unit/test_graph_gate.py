@@ -1,0 +1,135 @@
+"""The evidence gate: quotes located (exact, normalised, fuzzy), drops with reason codes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from backend.core.evidence_gate import locate_quote, run_gate, transcript_segments
+from shared_contracts.extraction import (
+    ExtractorOutput,
+    ProposedAttribution,
+    ProposedEdge,
+    ProposedProposition,
+)
+from tests.unit.test_graph_probes import LEARNER_INSIGHT, TEACHER_RULE, lesson_record
+
+AT = datetime(2026, 2, 1, tzinfo=UTC)
+
+
+def prop(local_id: str, *quotes: str, kind: str = "proposition") -> ProposedProposition:
+    return ProposedProposition(
+        local_id=local_id,
+        statement=f"statement of {local_id}",
+        kind=kind,  # type: ignore[arg-type]
+        plan_node=None,
+        evidence=list(quotes),
+    )
+
+
+def gate(output: ExtractorOutput, known: set[str] | None = None):
+    record = lesson_record()
+    return run_gate(
+        output, record, known_nodes=known or set(), upto=len(record.messages), run_id="run-1", at=AT
+    )
+
+
+def test_exact_quote_gets_message_turn_speaker_and_span() -> None:
+    record = lesson_record()
+    segments = transcript_segments(record)
+    found = locate_quote("the denominator stays the same", segments)
+    assert found is not None
+    assert (found.message_id, found.turn, found.speaker) == ("m3", 3, "learner")
+    assert LEARNER_INSIGHT[found.start : found.end] == found.quote
+    assert found.quote.lower() == "the denominator stays the same"
+
+
+def test_normalised_quote_survives_case_whitespace_and_curly_quotes() -> None:
+    segments = transcript_segments(lesson_record())
+    found = locate_quote("OH  I SEE, I added   the bottoms too", segments)
+    assert found is not None
+    assert found.quote == "Oh I see, I added the bottoms too"
+    assert (found.start, found.end) == (0, len("Oh I see, I added the bottoms too"))
+
+
+def test_fuzzy_quote_with_small_drift_is_located() -> None:
+    segments = transcript_segments(lesson_record())
+    found = locate_quote("I added the bottom too. The denominator stays the same", segments)
+    assert found is not None
+    assert found.message_id == "m3"
+    assert "denominator stays the same" in found.quote
+
+
+def test_learner_occurrence_is_preferred_over_teacher_text() -> None:
+    segments = transcript_segments(lesson_record())
+    # "add the numerators and keep the denominator" is only teacher text; an answer segment
+    # contains the quiz wording; the learner's own words win when both have the quote.
+    teacher = locate_quote("add the numerators and keep the denominator", segments)
+    assert teacher is not None and teacher.speaker == "teacher"
+    answer = locate_quote("Q: What is 1/5 + 2/5?\nA: 3/10", segments)
+    assert answer is not None and answer.speaker == "answer"
+
+
+def test_gate_drops_with_reason_codes() -> None:
+    output = ExtractorOutput(
+        propositions=[
+            prop("good", "The denominator stays the same when they match"),
+            prop("paraphrased", "when denominators are equal the bottom number is unchanged"),
+            prop("invented", "I have always loved adding fractions with my friends"),
+            prop("teacher_only", TEACHER_RULE),
+            prop("short", "I see"),
+            prop("no_quotes"),
+        ],
+        edges=[
+            ProposedEdge(from_="good", to="ghost", type="requires"),
+            ProposedEdge(from_="good", to="good", type="supports"),
+            ProposedEdge(from_="good", to="node-0001", type="requires"),
+        ],
+        attributions=[
+            ProposedAttribution(tool_call_id="call_nope", target="good"),
+            ProposedAttribution(tool_call_id="call_q4", target="good"),
+            ProposedAttribution(tool_call_id="call_q4", target="paraphrased"),
+        ],
+    )
+    result = gate(output, known={"node-0001"})
+    reasons = {(a.item_kind, a.item): a.reason for a in result.audit}
+    assert reasons == {
+        ("proposition", "paraphrased"): "quote_not_found",
+        ("proposition", "invented"): "quote_not_found",
+        ("proposition", "teacher_only"): "wrong_speaker",
+        ("proposition", "short"): "quote_too_short",
+        ("proposition", "no_quotes"): "no_evidence",
+        ("edge", "good->ghost:requires"): "unknown_endpoint",
+        ("edge", "good->good:supports"): "self_loop",
+        ("attribution", "call_nope"): "unknown_tool_call",
+    } | {("attribution", "call_q4"): "unknown_endpoint"}
+    assert {(a.stage, a.run_id, a.chat_id) for a in result.audit} == {("gate", "run-1", "c1")}
+    kept = result.findings
+    assert [p.local_id for p in kept.propositions] == ["good"]
+    assert kept.propositions[0].evidence[0].speaker == "learner"
+    assert [e.key() for e in kept.edges] == ["good->node-0001:requires"]
+    assert [(a.tool_call_id, a.target) for a in kept.attributions] == [("call_q4", "good")]
+
+
+def test_graded_answer_counts_as_learner_evidence_and_teacher_quote_may_accompany_it() -> None:
+    output = ExtractorOutput(
+        propositions=[
+            prop("wrong", "Q: What is 1/5 + 2/5?\nA: 3/10", TEACHER_RULE, kind="misconception")
+        ],
+        edges=[],
+        attributions=[],
+    )
+    result = gate(output)
+    assert result.audit == []
+    speakers = [e.speaker for e in result.findings.propositions[0].evidence]
+    assert speakers == ["answer", "teacher"]
+
+
+def test_quotes_after_the_window_are_not_found() -> None:
+    record = lesson_record()
+    output = ExtractorOutput(
+        propositions=[prop("late", "The denominator stays the same when they match")],
+        edges=[],
+        attributions=[ProposedAttribution(tool_call_id="call_q4", target="late")],
+    )
+    result = run_gate(output, record, known_nodes=set(), upto=3, run_id="run-1", at=AT)
+    assert [a.reason for a in result.audit] == ["quote_not_found", "unknown_tool_call"]
