@@ -1,0 +1,114 @@
+"""The offline tutor's lesson library: data files in `backend/agent/lessons/*.json`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+from rapidfuzz import fuzz, utils
+
+from backend.core.errors import CorruptRecord
+from shared_contracts.base import Id
+from shared_contracts.questions import QuestionSpec
+
+DEFAULT_LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
+MATCH_THRESHOLD = 80.0
+"""Word-to-keyword similarity (0–100) needed to call a learner's text a clear choice."""
+
+Short = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+Long = Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
+
+
+class _Data(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """Lesson files are authored by hand: an unknown (misspelt) field is an error."""
+
+
+class AskSpec(_Data, kw_only=True):
+    prompt: Long
+    suggestions: Annotated[list[str], msgspec.Meta(max_length=8)] = msgspec.field(
+        default_factory=list
+    )
+
+
+class LessonNode(_Data, kw_only=True):
+    """One plan node: its teaching text, one quiz, a re-teach text, optional job briefs."""
+
+    id: Id
+    title: Short
+    summary: str = ""
+    parent: Id | None = None
+    teach: Long
+    quiz: QuestionSpec
+    reteach: Long
+    research: str = ""
+    demo: str = ""
+    visual: str = ""
+
+    def job_briefs(self) -> list[tuple[str, str]]:
+        """(tool name, brief) for each background job this node asks for, in a fixed order."""
+        briefs = (("research", self.research), ("demo", self.demo), ("visual", self.visual))
+        return [(name, brief) for name, brief in briefs if brief]
+
+
+class Lesson(_Data, kw_only=True):
+    """A whole lesson: plan goal, nodes in teaching order, the free-form question, a recap."""
+
+    id: Id
+    title: Short
+    subject: Short
+    blurb: str = ""
+    keywords: list[str] = msgspec.field(default_factory=list)
+    goal: Short
+    ask: AskSpec
+    summary: Long
+    nodes: Annotated[list[LessonNode], msgspec.Meta(min_length=1, max_length=50)]
+
+
+_DECODER = msgspec.json.Decoder(Lesson)
+
+
+def load_lessons(directory: Path | None = None) -> list[Lesson]:
+    """Every `*.json` lesson in `directory`, ordered by file name; `CorruptRecord` if any
+    file does not decode, repeats a node id, or names a parent before defining it."""
+    root = directory or DEFAULT_LESSONS_DIR
+    lessons = [_load(path) for path in sorted(root.glob("*.json"))]
+    if not lessons:
+        raise CorruptRecord(str(root), "no lesson files")
+    return lessons
+
+
+def _load(path: Path) -> Lesson:
+    try:
+        lesson = _DECODER.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError) as exc:
+        raise CorruptRecord(str(path), str(exc)) from exc
+    seen: set[str] = set()
+    for node in lesson.nodes:
+        if node.id in seen:
+            raise CorruptRecord(str(path), f"duplicate node id {node.id!r}")
+        if node.parent is not None and node.parent not in seen:
+            raise CorruptRecord(str(path), f"node {node.id!r}: parent must come first")
+        seen.add(node.id)
+    return lesson
+
+
+def match_lesson(text: str, lessons: list[Lesson]) -> Lesson | None:
+    """The lesson the learner's text asks for (a number from the menu, or the best fuzzy
+    word match over title + keywords), or None when nothing matches clearly."""
+    stripped = text.strip().rstrip(".")
+    if stripped.isdigit() and 1 <= int(stripped) <= len(lessons):
+        return lessons[int(stripped) - 1]
+    words = utils.default_process(text).split()
+    best: tuple[float, Lesson] | None = None
+    for lesson in lessons:
+        terms = [*lesson.title.split(), *lesson.keywords]
+        score = max(
+            (fuzz.ratio(w, t, processor=utils.default_process) for w in words for t in terms),
+            default=0.0,
+        )
+        if best is None or score > best[0]:
+            best = (score, lesson)
+    if best is None or best[0] < MATCH_THRESHOLD:
+        return None
+    return best[1]

@@ -1,0 +1,69 @@
+"""`OfflineTutor`: the `ChatModel` that teaches from the lesson library with no network."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import msgspec
+
+from backend.agent.offline.lessons import Lesson, load_lessons
+from backend.agent.offline.script import Reply, decide
+from shared_contracts.model_io import (
+    ModelDone,
+    ModelEvent,
+    ModelMessage,
+    ModelRequest,
+    ModelToolCall,
+    TextChunk,
+    ToolCallChunk,
+)
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+ARG_FRAGMENT = 48
+"""Tool arguments stream in fragments of this many characters, as a provider's would."""
+
+
+class OfflineTutor:
+    """A deterministic, stateless `ChatModel` speaking the real teacher tool protocol.
+
+    Rules: every reply is derived from `request.messages` alone (a resumed or replayed
+    session continues correctly); same messages → identical events; text streams in
+    word-sized chunks; every tool call's arguments decode strictly against its Struct;
+    background jobs are never waited for and are acknowledged once their result arrives.
+    """
+
+    name = "offline"
+
+    def __init__(self, lessons_dir: Path | None = None) -> None:
+        self.lessons: list[Lesson] = load_lessons(lessons_dir)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream the next reply: text chunks, tool-call fragments, then one `ModelDone`."""
+        reply = decide(request.messages, self.lessons)
+        for event in render(reply, _first_call_number(request.messages)):
+            yield event
+
+
+def _first_call_number(messages: list[ModelMessage]) -> int:
+    # Ids count the calls already in the transcript: unique within a chat, and replayable.
+    return 1 + sum(len(m.tool_calls) for m in messages)
+
+
+def render(reply: Reply, first_call: int) -> list[ModelEvent]:
+    """The events of one reply, ending with its `ModelDone`."""
+    events: list[ModelEvent] = [TextChunk(text=w) for w in _WORDS.findall(reply.text)]
+    calls: list[ModelToolCall] = []
+    for index, (name, args) in enumerate(reply.calls):
+        call_id = f"offline_{first_call + index}"
+        raw = msgspec.json.encode(args).decode()
+        events.append(ToolCallChunk(index=index, id=call_id, name=name))
+        events.extend(
+            ToolCallChunk(index=index, arguments=raw[i : i + ARG_FRAGMENT])
+            for i in range(0, len(raw), ARG_FRAGMENT)
+        )
+        calls.append(ModelToolCall(id=call_id, name=name, arguments=raw))
+    message = ModelMessage(role="assistant", content=reply.text, tool_calls=calls)
+    events.append(ModelDone(message=message, finish_reason=reply.finish_reason))
+    return events
