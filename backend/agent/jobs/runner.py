@@ -1,0 +1,280 @@
+"""The job runner: research / demo / visual jobs on the app's anyio task group.
+
+Lifecycle of a job (saved to the `JobStore` at every step):
+pending (queued for a slot) → running → done | failed | cancelled. When a job ends, its
+tool part in the chat record is rewritten through `ChatStore.update` (serialised per chat,
+so a turn writing the same record concurrently loses nothing), then `on_update(job)` is
+awaited (not for cancelled jobs: those only happen at shutdown).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+
+from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext, brief_of
+from backend.agent.jobs.parts import attach_job, is_open_job_part, map_parts, settle_job, settled
+from backend.core.errors import BadToolArguments, Busy, HarnessError, ToolError
+from backend.core.ids import require_id
+from backend.core.ports import ChatStore, Clock, IdGen, JobStore
+from shared_contracts.chat import ChatRecord, ToolPart
+from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job, JobKind
+from shared_contracts.tools import DemoArgs, ResearchArgs, VisualArgs
+
+log = logging.getLogger(__name__)
+
+OnUpdate = Callable[[Job], Awaitable[None]]
+INTERRUPTED = "interrupted by restart"
+NEVER_RECORDED = "interrupted by restart (the job was never recorded)"
+CANCELLED = "cancelled"
+_ARGS: dict[str, type] = {"research": ResearchArgs, "demo": DemoArgs, "visual": VisualArgs}
+_MAX_ERROR = 500
+
+
+@dataclass(slots=True)
+class _Active:
+    scope: anyio.CancelScope
+    done: anyio.Event
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+    return text[:_MAX_ERROR]
+
+
+class JobRunner:
+    """Runs sub-agent jobs in the background and settles their tool parts.
+
+    Rules: `submit` returns at once and never rejects for load (the per-chat and global
+    limits queue, first come first served); the tool part is only ever rewritten through
+    `chats.update`; no error escapes into the task group; cancellation is recorded under a
+    shielded scope and then re-raised.
+    """
+
+    def __init__(
+        self,
+        chats: ChatStore,
+        jobs: JobStore,
+        task_group: TaskGroup,
+        *,
+        agents: Mapping[str, SubAgent],
+        clock: Clock,
+        ids: IdGen,
+        on_update: OnUpdate,
+        max_per_chat: int,
+        max_global: int,
+        timeout_s: float,
+    ) -> None:
+        self._chats, self._jobs, self._tg = chats, jobs, task_group
+        self._agents = dict(agents)
+        self._clock, self._ids, self._on_update = clock, ids, on_update
+        self._max_per_chat, self._timeout_s = max_per_chat, timeout_s
+        self._global = anyio.CapacityLimiter(max_global)
+        self._per_chat: dict[str, tuple[anyio.CapacityLimiter, int]] = {}
+        self._active: dict[str, _Active] = {}
+        self._closed = False
+
+    async def submit(
+        self,
+        chat_id: str,
+        tool_call_id: str,
+        kind: JobKind,
+        args: JobArgs,
+        *,
+        context: SubAgentContext | None = None,
+    ) -> Job:
+        """Record a pending job, tag its tool part with the job id, start it; return it.
+
+        Raises `NotFound` (no such chat: nothing is recorded), `BadToolArguments`,
+        `ToolError` (no sub-agent for `kind`) or `Busy` (after `shutdown`).
+        """
+        if self._closed:
+            raise Busy("the job runner is shut down")
+        require_id(chat_id, "chat id")
+        agent = self._agents.get(kind)
+        if agent is None:
+            raise ToolError(f"no sub-agent for job kind {kind!r}")
+        if not isinstance(args, _ARGS[kind]):
+            raise BadToolArguments(f"{kind} job got {type(args).__name__}")
+        job = Job(
+            id=self._ids.new("job"),
+            chat_id=chat_id,
+            tool_call_id=tool_call_id,
+            kind=kind,
+            brief=brief_of(args),
+            node_id=args.node_id,
+            created_at=self._clock.now(),
+        )
+        await self._chats.update(chat_id, lambda record: attach_job(record, job))
+        await self._jobs.save(job)
+        context = replace(context or SubAgentContext(), chat_id=chat_id, job_id=job.id)
+        self._start(job, agent, args, context)
+        log.info("[job %s] submitted: %s for chat %s", job.id, kind, chat_id)
+        return job
+
+    def _start(self, job: Job, agent: SubAgent, args: JobArgs, context: SubAgentContext) -> None:
+        active = _Active(anyio.CancelScope(), anyio.Event())
+        self._active[job.id] = active
+        limiter, users = self._per_chat.get(job.chat_id, (None, 0))
+        limiter = limiter or anyio.CapacityLimiter(self._max_per_chat)
+        self._per_chat[job.chat_id] = (limiter, users + 1)
+        self._tg.start_soon(self._guarded, job, agent, args, context, active, name=f"job:{job.id}")
+
+    async def _guarded(
+        self, job: Job, agent: SubAgent, args: JobArgs, context: SubAgentContext, active: _Active
+    ) -> None:
+        try:
+            with active.scope:
+                await self._run(job, agent, args, context)
+        except Exception:  # last resort: an escaping error would cancel the whole app
+            log.exception("[job %s] unexpected error in the runner", job.id)
+        finally:
+            limiter, users = self._per_chat.pop(job.chat_id)
+            if users > 1:
+                self._per_chat[job.chat_id] = (limiter, users - 1)
+            del self._active[job.id]
+            active.done.set()
+
+    @asynccontextmanager
+    async def _slot(self, chat_id: str) -> AsyncIterator[None]:
+        # Per chat first, so one busy chat's queue never holds global slots while waiting.
+        async with self._per_chat[chat_id][0], self._global:
+            yield
+
+    async def _run(
+        self, job: Job, agent: SubAgent, args: JobArgs, context: SubAgentContext
+    ) -> None:
+        try:
+            async with self._slot(job.chat_id):
+                job = msgspec.structs.replace(job, status="running", started_at=self._clock.now())
+                await self._jobs.save(job)
+                log.info("[job %s] running", job.id)
+                with anyio.fail_after(self._timeout_s):
+                    result = await agent.run(args, context)
+            final = self._finished(job, "done", result=result)
+            log.info("[job %s] done", job.id)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._settle(self._finished(job, "cancelled", error=CANCELLED))
+            log.info("[job %s] cancelled", job.id)
+            raise
+        except TimeoutError:
+            final = self._finished(job, "failed", error=f"timed out after {self._timeout_s:g} s")
+            log.warning("[job %s] %s", job.id, final.error)
+        except HarnessError as exc:
+            final = self._finished(job, "failed", error=_describe(exc))
+            log.warning("[job %s] failed: %s", job.id, final.error)
+        except Exception as exc:
+            final = self._finished(job, "failed", error=_describe(exc))
+            log.exception("[job %s] failed: %s", job.id, final.error)
+        with anyio.CancelScope(shield=True):
+            await self._settle(final)
+        try:
+            await self._on_update(final)
+        except Exception:
+            log.exception("[job %s] on_update failed", job.id)
+
+    def _finished(self, job: Job, status: str, **changes: object) -> Job:
+        return msgspec.structs.replace(job, status=status, finished_at=self._clock.now(), **changes)
+
+    async def _settle(self, job: Job) -> None:
+        """Save the final job and rewrite its tool part; each step's failure is logged."""
+        try:
+            await self._jobs.save(job)
+        except Exception as exc:
+            log.error("[job %s] could not save the %s job: %s", job.id, job.status, exc)
+        try:
+            await self._chats.update(job.chat_id, lambda record: settle_job(record, job))
+        except Exception as exc:
+            log.error("[job %s] could not settle its tool part: %s", job.id, exc)
+
+    async def recover(self) -> list[Job]:
+        """At start-up: fail jobs a crash left pending/running and settle every open job
+        tool part (also those whose job was never recorded). Returns the jobs failed here."""
+        interrupted: list[Job] = []
+        known: dict[str, Job] = {}
+        for job in sorted(await self._jobs.list_all(), key=lambda j: j.created_at):
+            if job.status not in TERMINAL_JOB_STATUSES and job.id not in self._active:
+                job = self._finished(job, "failed", error=INTERRUPTED)
+                await self._jobs.save(job)
+                interrupted.append(job)
+                log.warning("[job %s] %s", job.id, INTERRUPTED)
+            known[job.id] = job
+        by_call = {(j.chat_id, j.tool_call_id): j for j in known.values()}
+        for summary in await self._chats.list_summaries():
+            try:
+                record = await self._chats.get(summary.id)
+                if any(is_open_job_part(p) for m in record.messages for p in m.parts):
+                    await self._chats.update(
+                        summary.id, lambda r: self._recovered(r, known, by_call)
+                    )
+            except Exception as exc:
+                log.error("[chat %s] job part recovery failed: %s", summary.id, exc)
+        return interrupted
+
+    def _recovered(
+        self, record: ChatRecord, known: dict[str, Job], by_call: dict[tuple[str, str], Job]
+    ) -> ChatRecord:
+        def change(part: ToolPart) -> ToolPart | None:
+            if not is_open_job_part(part):
+                return None
+            key = (record.id, part.tool_call_id)
+            job = known.get(part.job_id) if part.job_id else by_call.get(key)
+            if job is None:
+                return msgspec.structs.replace(part, state="output-error", error=NEVER_RECORDED)
+            if job.id in self._active or job.status not in TERMINAL_JOB_STATUSES:
+                return None
+            return settled(part, job)
+
+        return map_parts(record, change)
+
+    async def shutdown(self) -> None:
+        """Refuse new jobs, cancel queued and running ones (each is marked cancelled and its
+        part set to output-error "cancelled"), and wait until all have stopped."""
+        self._closed = True
+        for active in list(self._active.values()):
+            active.scope.cancel()
+        await self.wait_idle()
+
+    async def wait_idle(self) -> None:
+        """Return once no job is queued or running (jobs submitted meanwhile included)."""
+        while self._active:
+            await next(iter(self._active.values())).done.wait()
+
+    def active_ids(self) -> list[str]:
+        """Ids of the jobs queued or running now."""
+        return list(self._active)
+
+
+def create_job_runner(
+    chats: ChatStore,
+    jobs: JobStore,
+    task_group: TaskGroup,
+    *,
+    agents: Mapping[str, SubAgent],
+    clock: Clock,
+    ids: IdGen,
+    on_update: OnUpdate,
+    max_per_chat: int = 2,
+    max_global: int = 4,
+    timeout_s: float = 120.0,
+) -> JobRunner:
+    """A job runner whose jobs live on `task_group` (owned by the app's lifespan)."""
+    return JobRunner(
+        chats,
+        jobs,
+        task_group,
+        agents=agents,
+        clock=clock,
+        ids=ids,
+        on_update=on_update,
+        max_per_chat=max_per_chat,
+        max_global=max_global,
+        timeout_s=timeout_s,
+    )
