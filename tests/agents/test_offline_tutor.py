@@ -21,6 +21,7 @@ from shared_contracts.model_io import (
     ModelToolCall,
     TextChunk,
     ToolCallChunk,
+    ToolSpec,
 )
 from shared_contracts.plan import PlanNode, PlanTree
 from shared_contracts.questions import MultipleChoice, Numeric, QuestionSpec, ShortAnswer, Verdict
@@ -75,6 +76,7 @@ class Loop:
     """
 
     tutor: OfflineTutor
+    tools: list[ToolSpec] = field(default_factory=list)
     messages: list[ModelMessage] = field(
         default_factory=lambda: [ModelMessage(role="system", content="You teach.")]
     )
@@ -84,7 +86,7 @@ class Loop:
     jobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # call id → (kind, brief)
 
     def request(self) -> ModelRequest:
-        return ModelRequest(role="teacher", messages=list(self.messages))
+        return ModelRequest(role="teacher", messages=list(self.messages), tools=self.tools)
 
     async def call_model(self) -> Step:
         events = [e async for e in self.tutor.stream(self.request())]
@@ -284,6 +286,23 @@ async def test_background_jobs_are_not_waited_for_and_are_acknowledged() -> None
     await loop.deliver_jobs()
     assert "The demo is ready — “Fraction adder”" in loop.all_text()
     assert set(names(loop.steps)) >= {"research", "demo", "visual"}
+
+
+async def test_job_tools_not_offered_are_not_called() -> None:
+    offered = [
+        ToolSpec(name=n, description=n, parameters={"type": "object"})
+        for n in TOOL_ARGS
+        if n not in JOB_TOOLS
+    ]
+    loop = Loop(OfflineTutor(), tools=offered)
+    await loop.say("fractions")
+    while loop.pending_question is not None:
+        await loop.answer(correct=True)
+    assert not set(names(loop.steps)) & JOB_TOOLS
+    assert loop.steps[-1].done.finish_reason == "stop"
+    # The quiz then follows the teaching text in the same reply.
+    assert names(loop.steps[1:2]) == ["quiz"]
+    assert LESSONS[0].nodes[0].teach in loop.steps[1].done.message.content
 
 
 async def test_library_covers_every_quiz_kind_and_every_job_tool() -> None:

@@ -51,8 +51,11 @@ class Reply:
         return "tool_calls" if self.calls else "stop"
 
 
-def decide(messages: list[ModelMessage], lessons: list[Lesson]) -> Reply:
-    """The tutor's next reply to `messages` (deterministic; no state outside them)."""
+def decide(
+    messages: list[ModelMessage], lessons: list[Lesson], offered: frozenset[str] = JOB_TOOLS
+) -> Reply:
+    """The tutor's next reply to `messages` (deterministic; no state outside them).
+    Job tools missing from `offered` (not wired in this deployment) are not called."""
     t = read_transcript(messages)
     prefix = _job_acks(t)
     inits = [c for c in t.calls if c.name == "plan_init"]
@@ -64,7 +67,7 @@ def decide(messages: list[ModelMessage], lessons: list[Lesson]) -> Reply:
     prefix += _reactions(t, segment, lesson)
     if _question_open(t, segment):
         return Reply(_join(*prefix, phrases.waiting()))
-    step = _next_step(lesson, segment, prefix)
+    step = _next_step(lesson, segment, prefix, offered)
     if step is not None:
         return step
     if not t.said(phrases.recap_mark(lesson), after=init.msg_index - 1):
@@ -134,7 +137,9 @@ def _finished(segment: list[Call], node: LessonNode) -> bool:
     return attempts.count("wrong") >= 2 or attempts.count("none") >= MAX_UNANSWERED
 
 
-def _next_step(lesson: Lesson, segment: list[Call], prefix: list[str]) -> Reply | None:
+def _next_step(
+    lesson: Lesson, segment: list[Call], prefix: list[str], offered: frozenset[str]
+) -> Reply | None:
     asked = any(c.name == "ask_user_question" for c in segment)
     for i, node in enumerate(lesson.nodes):
         if _finished(segment, node):
@@ -147,10 +152,10 @@ def _next_step(lesson: Lesson, segment: list[Call], prefix: list[str]) -> Reply 
             return _ask(lesson, prefix)
         quiz = ("quiz", QuizArgs(question=node.quiz, node_id=node.id))
         if not attempts:
-            jobs = node.job_briefs()
+            jobs = [(name, brief) for name, brief in node.job_briefs() if name in offered]
             jobs_called = any(c.name in JOB_TOOLS and c.node_id == node.id for c in segment)
             if jobs and not jobs_called:
-                return Reply(_join(*prefix, phrases.teach(node)), _job_calls(node))
+                return Reply(_join(*prefix, phrases.teach(node)), _job_calls(node, jobs))
             lead = phrases.quiz_lead(node) if jobs else phrases.teach(node)
             return Reply(_join(*prefix, lead), [quiz])
         if attempts[-1] == "wrong":
@@ -166,9 +171,9 @@ def _ask(lesson: Lesson, prefix: list[str]) -> Reply:
     return Reply(_join(*prefix, phrases.ask_lead()), [("ask_user_question", args)])
 
 
-def _job_calls(node: LessonNode) -> list[tuple[str, Inbound]]:
+def _job_calls(node: LessonNode, jobs: list[tuple[str, str]]) -> list[tuple[str, Inbound]]:
     calls: list[tuple[str, Inbound]] = []
-    for name, brief in node.job_briefs():
+    for name, brief in jobs:
         if name == "research":
             calls.append((name, ResearchArgs(question=brief, node_id=node.id)))
         elif name == "demo":

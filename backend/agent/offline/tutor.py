@@ -19,6 +19,7 @@ from shared_contracts.model_io import (
     TextChunk,
     ToolCallChunk,
 )
+from shared_contracts.tools import JOB_TOOLS
 
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 ARG_FRAGMENT = 48
@@ -31,7 +32,8 @@ class OfflineTutor:
     Rules: every reply is derived from `request.messages` alone (a resumed or replayed
     session continues correctly); same messages → identical events; text streams in
     word-sized chunks; every tool call's arguments decode strictly against its Struct;
-    background jobs are never waited for and are acknowledged once their result arrives.
+    background jobs are never waited for and are acknowledged once their result arrives;
+    job tools absent from a non-empty `request.tools` are not called.
     """
 
     name = "offline"
@@ -41,7 +43,10 @@ class OfflineTutor:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream the next reply: text chunks, tool-call fragments, then one `ModelDone`."""
-        reply = decide(request.messages, self.lessons)
+        offered = {t.name for t in request.tools}
+        # No tool list at all means "everything" (e.g. a bare test request).
+        jobs = JOB_TOOLS & offered if request.tools else JOB_TOOLS
+        reply = decide(request.messages, self.lessons, frozenset(jobs))
         for event in render(reply, _first_call_number(request.messages)):
             yield event
 
