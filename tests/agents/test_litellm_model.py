@@ -267,3 +267,13 @@ async def test_connection_refused_is_retried_then_a_typed_error() -> None:
         await collect(model, request())
     assert info.value.retryable is True
     assert len(sleep.calls) == 2
+
+
+async def test_a_stall_mid_stream_times_out_as_a_mid_stream_error(fake: FakeOpenAI) -> None:
+    fake.script(Stream([*text_chunks("Slow ", "start"), *finish_chunk("stop")], delay=0.6))
+    sleep = SleepRecorder()
+    seen: list[ModelEvent] = []
+    with pytest.raises(ModelError, match="mid-stream"):
+        await collect_into(make_model(fake, sleep, timeout=0.2), request(), seen)
+    assert seen == [TextChunk(text="Slow ")]
+    assert sleep.calls == []
