@@ -10,7 +10,8 @@ from datetime import datetime
 
 import msgspec
 
-from shared_contracts.chat import ChatRecord, Message, Part, ToolPart
+from shared_contracts.chat import ChatRecord, Message, NoticePart, Part, ToolPart
+from shared_contracts.tools import JOB_TOOLS
 
 STATE_RANK = {"input-streaming": 0, "input-available": 1, "output-available": 2, "output-error": 2}
 
@@ -58,3 +59,23 @@ def update_tool_part(record: ChatRecord, part: ToolPart, now: datetime) -> ChatR
                 messages[m_index] = msgspec.structs.replace(message, parts=parts)
                 return msgspec.structs.replace(record, messages=messages, updated_at=now)
     return None
+
+
+def undelivered_job_parts(record: ChatRecord) -> list[ToolPart]:
+    """Finished job tool parts the teacher has not yet been told about (no notice names them)."""
+    noticed = {
+        part.tool_call_id
+        for message in record.messages
+        for part in message.parts
+        if isinstance(part, NoticePart)
+    }
+    return [
+        part
+        for message in record.messages
+        for part in message.parts
+        if isinstance(part, ToolPart)
+        and part.tool_name in JOB_TOOLS
+        and part.state in ("output-available", "output-error")
+        and part.job_id is not None
+        and part.tool_call_id not in noticed
+    ]

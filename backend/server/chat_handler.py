@@ -314,7 +314,9 @@ class ChatHandler:
             calls = done.message.tool_calls
             for call in calls:
                 await self._tool_call(turn, call)
-            await turn_service.persist_turn(self.seams, turn.chat_id, turn.assistant)
+            saved = await turn_service.persist_turn(self.seams, turn.chat_id, turn.assistant)
+            # the stored copy may be further along (a job already tagged or settled its part)
+            turn.assistant = next(m for m in saved.messages if m.id == turn.assistant.id)
             await turn_service.spawn_turn_jobs(self.seams, turn.chat_id, turn.assistant)
             if turn.question_asked:
                 return "awaiting_answer"

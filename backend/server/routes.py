@@ -10,7 +10,10 @@ from litestar.params import Body, FromPath
 from backend.core.ids import require_id
 from backend.server.services import Services
 from shared_contracts.chat import ChatSummary, ChatView
-from shared_contracts.http import CreateChat, Health
+from shared_contracts.graph import GraphSnapshot
+from shared_contracts.http import CreateChat, ExtractAccepted, GraphContext, Health
+from shared_contracts.jobs import Job
+from shared_contracts.trace import AnyTraceEvent
 
 
 def _services(request: Request) -> Services:
@@ -50,4 +53,46 @@ async def get_chat(request: Request, chat_id: FromPath[str]) -> ChatView:
     return await _services(request).handler.view(require_id(chat_id, "chat id"))
 
 
-ROUTES = [healthz, create_chat, list_chats, get_chat]
+@post("/api/chats/{chat_id:str}/extract", status_code=202)
+async def extract_chat(request: Request, chat_id: FromPath[str]) -> ExtractAccepted:
+    """The session-end flush: runs the extraction trigger now (single-flight per chat)."""
+    services = _services(request)
+    chat_id = require_id(chat_id, "chat id")
+    await services.stores.chats.get(chat_id)  # 404 for an unknown chat
+    return await services.extraction.flush(chat_id)
+
+
+@get("/api/graph")
+async def get_graph(request: Request) -> GraphSnapshot:
+    return await _services(request).graph.snapshot()
+
+
+@get("/api/graph/context")
+async def get_graph_context(request: Request) -> GraphContext:
+    return await _services(request).graph.context()
+
+
+@get("/api/jobs/{job_id:str}")
+async def get_job(request: Request, job_id: FromPath[str]) -> Job:
+    return await _services(request).stores.jobs.get(require_id(job_id, "job id"))
+
+
+@get("/api/chats/{chat_id:str}/trace")
+async def get_trace(request: Request, chat_id: FromPath[str]) -> list[AnyTraceEvent]:
+    services = _services(request)
+    chat_id = require_id(chat_id, "chat id")
+    await services.stores.chats.get(chat_id)
+    return await services.stores.traces.read(chat_id)
+
+
+ROUTES = [
+    healthz,
+    create_chat,
+    list_chats,
+    get_chat,
+    extract_chat,
+    get_graph,
+    get_graph_context,
+    get_job,
+    get_trace,
+]

@@ -1,27 +1,44 @@
-"""App-lifetime services: built once in the lifespan from settings (tests override by keyword)."""
+"""App-lifetime services: built once in the lifespan from settings (tests override by keyword).
+
+Owns the task group every background activity runs in: turns (they outlive the socket
+that started them), sub-agent jobs, extraction runs and job-result deliveries.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
+import msgspec
 from anyio.abc import TaskGroup
 
-from backend.core.errors import HarnessError
+from backend.agent.extraction.pipeline import ExtractionReport, create_extraction_pipeline
+from backend.agent.jobs.base import SubAgentContext
+from backend.agent.jobs.runner import JobRunner, create_job_runner
+from backend.agent.tool_specs import decode_tool_args
+from backend.core.errors import Busy
+from backend.core.pending import pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
+from backend.core.record_ops import undelivered_job_parts
 from backend.server.chat_handler import ChatHandler, FrameSink, HandlerConfig
+from backend.server.graph_service import ExtractionService, GraphReader
 from backend.server.hub import ChatHub
-from backend.server.models import build_teacher_model
+from backend.server.models import build_extraction_stages, build_subagents, build_teacher_model
 from backend.server.runtime import RandomIds, SystemClock
 from backend.server.settings import Settings
 from backend.server.stores import Stores, build_stores
 from backend.server.turn_service import TurnSeams
-from shared_contracts.frames import Answer, ErrorFrame, UserMessage
+from shared_contracts.chat import NoticePart, ToolPart
+from shared_contracts.frames import Answer, ErrorFrame, GraphUpdated, JobFrame, UserMessage
+from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 
 log = logging.getLogger("harness.server")
+
+JOB_NOUNS = {"research": "research note", "demo": "demo", "visual": "diagram"}
 
 
 @dataclass
@@ -33,37 +50,131 @@ class Services:
     task_group: TaskGroup
     clock: Clock
     ids: IdGen
-    turns_started: int = 0
-    errors: list[str] = field(default_factory=list)
+    graph: GraphReader
+    extraction: ExtractionService
+    jobs: JobRunner | None = None
+
+    # -- turns ------------------------------------------------------------------------
 
     def start_user_message(self, chat_id: str, frame: UserMessage) -> None:
         """Start a turn in the app's task group (it outlives the socket). Raises Busy."""
         scope = self.handler.claim(chat_id)
-        sink = self.hub.sink(chat_id)
-        self.task_group.start_soon(self._guarded, chat_id, sink, scope, "user", frame)
+        self.task_group.start_soon(self._turn, chat_id, scope, "user", frame)
 
     async def start_answer(self, chat_id: str, frame: Answer) -> None:
+        """Grade now (errors go to the caller), then continue the lesson in the background."""
         answered = await self.handler.prepare_answer(chat_id, frame)
         scope = self.handler.claim(chat_id)
-        sink = self.hub.sink(chat_id)
-        self.task_group.start_soon(self._guarded, chat_id, sink, scope, "answer", answered)
+        self.task_group.start_soon(self._turn, chat_id, scope, "answer", answered)
 
-    async def _guarded(self, chat_id: str, sink: FrameSink, scope, kind: str, payload) -> None:
+    async def _turn(self, chat_id: str, scope: anyio.CancelScope, kind: str, payload: Any) -> None:
         """No turn may take the app down: an escaping error is logged and reported."""
-        self.turns_started += 1
+        sink = self.hub.sink(chat_id)
         try:
             if kind == "user":
-                await self.handler.user_message(chat_id, payload, sink, scope)
+                reason = await self.handler.user_message(chat_id, payload, sink, scope)
+            elif kind == "answer":
+                reason = await self.handler.answer(chat_id, payload, sink, scope)
             else:
-                await self.handler.answer(chat_id, payload, sink, scope)
+                reason = await self.handler.deliver_jobs(chat_id, payload, sink, scope)
         except anyio.get_cancelled_exc_class():
             raise
-        except HarnessError as exc:
-            await sink(ErrorFrame(code="internal", message=str(exc)[:300]))
         except Exception:
             log.exception("[chat %s] turn crashed", chat_id)
             self.handler.release(chat_id, scope)
-            await sink(ErrorFrame(code="internal", message="the turn failed"))
+            await _send_quietly(sink, ErrorFrame(code="internal", message="the turn failed"))
+            return
+        if reason in ("stop", "error", "aborted"):
+            await self.deliver_jobs(chat_id)
+
+    # -- background results -----------------------------------------------------------
+
+    async def deliver_jobs(self, chat_id: str) -> bool:
+        """Hand finished job results to the teacher when the chat is idle; True if started.
+
+        While a turn runs or a question waits, results stay in their tool parts and are
+        delivered after that turn (`_turn` calls this again when a turn ends).
+        """
+        if self.handler.is_running(chat_id):
+            return False
+        try:
+            record = await self.stores.chats.get(chat_id)
+        except Exception as exc:
+            log.warning("[chat %s] deliver_jobs could not read the chat: %s", chat_id, exc)
+            return False
+        parts = undelivered_job_parts(record)
+        if not parts or pending_question(record) is not None:
+            return False
+        try:
+            scope = self.handler.claim(chat_id)
+        except Busy:
+            return False
+        self.task_group.start_soon(self._turn, chat_id, scope, "deliver", _notices(parts))
+        return True
+
+    async def on_job_update(self, job: Job) -> None:
+        await self.hub.broadcast(job.chat_id, JobFrame(job=job))
+        if job.status in TERMINAL_JOB_STATUSES:
+            await self.deliver_jobs(job.chat_id)
+
+    async def on_merged(self, chat_id: str, report: ExtractionReport) -> None:
+        snapshot = await self.graph.snapshot()
+        session_nodes = [node.id for node in snapshot.nodes if chat_id in node.sessions]
+        frame = GraphUpdated(stats=snapshot.stats, new_nodes=session_nodes)
+        await self.hub.broadcast(chat_id, frame)
+
+
+class RunnerSpawner:
+    """`turn_service.JobSpawner` over the job runner: decodes the part's arguments again."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    async def spawn(self, chat_id: str, part: ToolPart) -> str:
+        runner = self.services.jobs
+        if runner is None:
+            raise Busy("the job runner is not running")
+        args = decode_tool_args(part.tool_name, msgspec.json.encode(part.input).decode())
+        record = await self.services.stores.chats.get(chat_id)
+        plan = record.plan
+        context = SubAgentContext(
+            goal=plan.goal if plan else "",
+            plan_titles=tuple(n.title for n in plan.nodes) if plan else (),
+        )
+        job = await runner.submit(
+            chat_id,
+            part.tool_call_id,
+            part.tool_name,  # type: ignore[arg-type]
+            args,  # type: ignore[arg-type]
+            context=context,
+        )
+        return job.id
+
+
+def _notices(parts: list[ToolPart]) -> list[NoticePart]:
+    notices = []
+    for part in parts:
+        noun = JOB_NOUNS.get(part.tool_name, part.tool_name)
+        outcome = "is ready" if part.state == "output-available" else "failed"
+        notices.append(
+            NoticePart(
+                kind="job_delivered",
+                text=(
+                    f"The {noun} you started ({part.tool_call_id}) {outcome}; its output is"
+                    " now in that tool result. Tell the learner about it briefly, then carry on."
+                ),
+                job_id=part.job_id,
+                tool_call_id=part.tool_call_id,
+            )
+        )
+    return notices
+
+
+async def _send_quietly(sink: FrameSink, frame: ErrorFrame) -> None:
+    try:
+        await sink(frame)
+    except Exception:
+        log.debug("could not report a crashed turn")
 
 
 @asynccontextmanager
@@ -74,12 +185,17 @@ async def open_services(
     clock: Clock | None = None,
     ids: IdGen | None = None,
     stores: Stores | None = None,
+    extraction_stages: tuple[Any, Any] | None = None,
+    subagents: dict[str, Any] | None = None,
 ) -> AsyncIterator[Services]:
     clock = clock or SystemClock()
     ids = ids or RandomIds()
     stores = stores or build_stores(settings.data_dir)
     model = model or build_teacher_model(settings)
+    extractor, auditor = extraction_stages or build_extraction_stages(settings)
+    agents = subagents if subagents is not None else build_subagents(settings)
     hub = ChatHub()
+    graph = GraphReader(stores.graph)
     async with anyio.create_task_group() as task_group:
         seams = TurnSeams(chats=stores.chats, clock=clock)
         handler = ChatHandler(
@@ -94,6 +210,9 @@ async def open_services(
                 model_label=settings.model_label,
             ),
         )
+        pipeline = create_extraction_pipeline(
+            stores.chats, stores.graph, extractor, auditor, clock=clock, ids=ids
+        )
         services = Services(
             settings=settings,
             stores=stores,
@@ -102,8 +221,45 @@ async def open_services(
             task_group=task_group,
             clock=clock,
             ids=ids,
+            graph=graph,
+            extraction=None,  # type: ignore[arg-type]  # set below: it needs services
         )
+        services.extraction = ExtractionService(
+            stores.chats,
+            graph,
+            pipeline,
+            task_group,
+            every_n=settings.every_n_quiz_answers,
+            on_merged=services.on_merged,
+        )
+        services.jobs = create_job_runner(
+            stores.chats,
+            stores.jobs,
+            task_group,
+            agents=agents,
+            clock=clock,
+            ids=ids,
+            on_update=services.on_job_update,
+            max_per_chat=settings.max_jobs_per_chat,
+            max_global=settings.max_jobs_global,
+            timeout_s=settings.job_timeout_s,
+        )
+        seams.graph_context = _context_markdown(graph)
+        seams.extraction = services.extraction.maybe_trigger
+        seams.jobs = RunnerSpawner(services)
+        recovered = await services.jobs.recover()
+        if recovered:
+            log.info("[job] marked %d job(s) interrupted by a restart as failed", len(recovered))
         try:
             yield services
         finally:
+            with anyio.CancelScope(shield=True):
+                await services.jobs.shutdown()
             task_group.cancel_scope.cancel()
+
+
+def _context_markdown(graph: GraphReader):
+    async def markdown() -> str:
+        return (await graph.context()).markdown
+
+    return markdown

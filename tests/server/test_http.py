@@ -49,3 +49,17 @@ def test_openapi_lists_the_routes(client_factory):
     for path in ("/healthz", "/api/chats", "/api/chats/{chat_id}"):
         assert path in doc["paths"]
     assert "ChatView" in doc["components"]["schemas"]
+
+
+def test_graph_routes_on_an_empty_graph(client_factory):
+    client = client_factory(ScriptedModel([]))
+    graph = client.get("/api/graph").json()
+    assert graph["nodes"] == [] and graph["edges"] == [] and graph["stats"]["nodes"] == 0
+    assert client.get("/api/graph/context").json()["markdown"] == ""
+    assert client.get("/api/jobs/job-missing").status_code == 404
+    assert client.get("/api/jobs/..%5c..").status_code in (400, 404)
+    chat = client.post("/api/chats").json()["id"]
+    accepted = client.post(f"/api/chats/{chat}/extract")
+    assert accepted.status_code == 202 and accepted.json()["chat_id"] == chat
+    assert client.post("/api/chats/nochat/extract").status_code == 404
+    assert client.get(f"/api/chats/{chat}/trace").json() == []
