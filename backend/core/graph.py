@@ -220,6 +220,19 @@ def merge(
 ) -> LedgerBatch:
     """The lines that fold `findings` and the record's probes into `state` (pure but for
     `clock`/`ids`). Idempotent: merging what is already folded yields an empty batch."""
+    return merge_resolving(state, findings, record, run_id=run_id, clock=clock, ids=ids)[0]
+
+
+def merge_resolving(
+    state: GraphState,
+    findings: Findings,
+    record: ChatRecord,
+    *,
+    run_id: str,
+    clock: Clock,
+    ids: IdGen,
+) -> tuple[LedgerBatch, dict[str, str]]:
+    """`merge`, plus which node each of the findings' local ids became or matched."""
     chat_id = record.id
     now = clock.now()
     batch = LedgerBatch()
@@ -237,9 +250,11 @@ def merge(
             (prop.kind, k) for k in map(normalise_statement, [prop.statement, *prop.aliases]) if k
         ]
         node_id, how = None, "created"
-        for position, key in enumerate(keys):
+        for key in keys:
             if key in work.identity:
-                node_id, how = work.identity[key], "statement" if position == 0 else "alias"
+                node_id = work.identity[key]
+                same = normalise_statement(work.nodes[node_id].statement) == keys[0][1]
+                how = "statement" if same else "alias"
                 break
         new_lines: dict[str, list] = {"propositions": [], "mappings": []}
         if node_id is None:
@@ -329,7 +344,7 @@ def merge(
         batch.sessions.append(
             SessionCheckpoint(chat_id=chat_id, folded_at=upto, run_id=run_id, at=now)
         )
-    return batch
+    return batch, resolved
 
 
 def with_audit(batch: LedgerBatch, audit: Iterable) -> LedgerBatch:

@@ -16,6 +16,9 @@ from shared_contracts.http import GraphContext
 
 WHOLE_GRAPH_LIMIT = 150
 MAX_STATEMENT_CHARS = 160
+MIN_STATEMENT_CHARS = 60
+NODE_LINE_OVERHEAD = 40  # "- `id` [state ✓n ✗n] " and the newline
+OMITTED_RESERVE = 60  # room kept for the "… n more not shown" line
 _STATE_ORDER = {"misconception": 0, "shaky": 1, "verified": 2, "introduced": 3}
 _EPOCH = datetime.min
 
@@ -25,14 +28,14 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def _short(text: str) -> str:
+def _short(text: str, limit: int) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= MAX_STATEMENT_CHARS else flat[: MAX_STATEMENT_CHARS - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _node_line(node: GraphNode) -> str:
+def _node_line(node: GraphNode, limit: int) -> str:
     score = f" ✓{node.correct} ✗{node.incorrect}" if node.correct or node.incorrect else ""
-    return f"- `{node.id}` [{node.state}{score}] {_short(node.statement)}"
+    return f"- `{node.id}` [{node.state}{score}] {_short(node.statement, limit)}"
 
 
 def _latest_failed(node: GraphNode) -> bool:
@@ -68,25 +71,33 @@ def render_graph_context(snapshot: GraphSnapshot, *, max_tokens: int = 2000) -> 
     else:
         chosen = _hotspots(snapshot)
         scope = "diagnostic hotspots and their neighbours"
+    # No title of its own: the teacher's prompt puts this block under its own heading.
     header = (
-        "## What this learner already knows (knowledge graph)\n"
-        f"{total} nodes; showing {scope}. States: verified (recent probes right), shaky "
-        "(a recent probe wrong), introduced (never probed), misconception (a wrong belief "
-        "the learner held). Revisit shaky nodes and misconceptions first.\n"
+        f"{total} nodes in the learner's knowledge graph; showing {scope}. States: verified "
+        "(recent probes right), shaky (a recent probe wrong), introduced (never probed), "
+        "misconception (a wrong belief the learner held). Revisit shaky nodes and "
+        "misconceptions first.\n"
     )
     lines = [header, "### Nodes\n"]
     budget = max_tokens * 4  # characters; the estimate is chars/4 rounded up
     used = sum(len(s) for s in lines)
-    if used > budget:
+    if used + OMITTED_RESERVE > budget:
         return GraphContext(markdown="", nodes_total=total, nodes_shown=0, tokens_estimate=0)
+    # Shorter statements when many nodes compete for the budget, so more of them fit.
+    room = (budget - used - OMITTED_RESERVE) // max(len(chosen), 1) - NODE_LINE_OVERHEAD
+    limit = max(MIN_STATEMENT_CHARS, min(MAX_STATEMENT_CHARS, room))
     shown: set[str] = set()
     for node in chosen:
-        line = _node_line(node) + "\n"
-        if used + len(line) > budget:
+        line = _node_line(node, limit) + "\n"
+        if used + len(line) + OMITTED_RESERVE > budget:
             break
         lines.append(line)
         used += len(line)
         shown.add(node.id)
+    if len(shown) < total:
+        note = f"- … {total - len(shown)} more nodes not shown\n"
+        lines.append(note)
+        used += len(note)
     edge_lines = [
         f"- `{e.from_}` {e.type} `{e.to}`\n"
         for e in snapshot.edges
