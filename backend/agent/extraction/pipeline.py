@@ -24,7 +24,7 @@ from backend.agent.extraction.stages import (
     KnownNode,
 )
 from backend.core.evidence_gate import run_gate
-from backend.core.graph import GraphState, derive_snapshot, fold, merge, with_audit
+from backend.core.graph import GraphState, derive_snapshot, fold, merge_resolving, with_audit
 from backend.core.pending import foldable_upto
 from backend.core.ports import ChatStore, Clock, GraphStore, IdGen, TraceStore
 from shared_contracts.graph import AuditLine, GraphStats
@@ -126,7 +126,7 @@ class ExtractionPipeline:
             state = await self._view.refresh()
             if state.folded_at(chat_id) >= upto:  # another run folded this window meanwhile
                 return ExtractionReport(chat_id=chat_id, nothing_to_do=True, folded_at=upto)
-            batch = merge(
+            batch, resolved = merge_resolving(
                 state, audited.findings, record, run_id=run_id, clock=self._clock, ids=self._ids
             )
             batch = with_audit(batch, [*gated.audit, *audited.audit])
@@ -136,7 +136,7 @@ class ExtractionPipeline:
             chat_id=chat_id,
             run_id=run_id,
             new_nodes=len(batch.propositions),
-            merged=len(audited.findings.propositions) - len(batch.propositions),
+            merged=len(set(resolved.values()) - {p.id for p in batch.propositions}),
             new_edges=len(batch.edges),
             new_events=len(batch.events),
             dropped_by_gate=len(gated.audit),
