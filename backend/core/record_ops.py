@@ -79,3 +79,26 @@ def undelivered_job_parts(record: ChatRecord) -> list[ToolPart]:
         and part.job_id is not None
         and part.tool_call_id not in noticed
     ]
+
+
+JOB_NOUNS = {"research": "research note", "demo": "demo", "visual": "diagram"}
+
+
+def job_notices(parts: list[ToolPart]) -> list[NoticePart]:
+    """One notice per finished job part, telling the teacher its output has arrived."""
+    notices = []
+    for part in parts:
+        noun = JOB_NOUNS.get(part.tool_name, part.tool_name)
+        outcome = "is ready" if part.state == "output-available" else "failed"
+        notices.append(
+            NoticePart(
+                kind="job_delivered",
+                text=(
+                    f"The {noun} you started ({part.tool_call_id}) {outcome}; its output is"
+                    " now in that tool result. Tell the learner about it briefly, then carry on."
+                ),
+                job_id=part.job_id,
+                tool_call_id=part.tool_call_id,
+            )
+        )
+    return notices

@@ -28,10 +28,15 @@ from backend.core.errors import (
 from backend.core.pending import pending_question
 from backend.core.ports import ChatModel, ChatStore, Clock, IdGen
 from backend.core.questions import ask_user_view, grade, public_view, validate_spec
-from backend.core.record_ops import update_tool_part, upsert_message
+from backend.core.record_ops import (
+    job_notices,
+    undelivered_job_parts,
+    update_tool_part,
+    upsert_message,
+)
 from backend.core.views import chat_view, public_part
 from backend.server import turn_service
-from shared_contracts.chat import ChatRecord, Message, NoticePart, Part, TextPart, ToolPart
+from shared_contracts.chat import ChatRecord, Message, Part, TextPart, ToolPart
 from shared_contracts.frames import (
     Answer,
     ErrorFrame,
@@ -204,19 +209,12 @@ class ChatHandler:
         return await self._run_turn(chat_id, sink, scope, start)
 
     async def deliver_jobs(
-        self, chat_id: str, notices: list[NoticePart], sink: FrameSink, scope: anyio.CancelScope
+        self, chat_id: str, sink: FrameSink, scope: anyio.CancelScope
     ) -> TurnFinishReason:
-        """A turn that hands finished background results to the teacher."""
+        """A turn that only hands finished background results to the teacher."""
 
         async def start(turn: _Turn) -> None:
-            message = Message(
-                id=self.ids.new("msg"),
-                role="user",
-                turn=turn.turn_id,
-                created_at=self.clock.now(),
-                parts=list(notices),
-            )
-            await self._persist_message(turn.chat_id, message)
+            return None
 
         return await self._run_turn(chat_id, sink, scope, start)
 
@@ -256,6 +254,7 @@ class ChatHandler:
                 )
                 await sink(TurnStarted(turn_id=turn.turn_id))
                 await start(turn)
+                await self._attach_job_notices(turn)
                 context = await turn_service.build_teacher_context(self.seams, chat_id)
                 teacher = create_teacher(self.model, context)
                 reason = await self._loop(turn, teacher)
@@ -400,6 +399,21 @@ class ChatHandler:
             return updated
 
         return await self.chats.update(chat_id, mutate)
+
+    async def _attach_job_notices(self, turn: _Turn) -> None:
+        """Results that arrived since the teacher last spoke get a notice in the transcript."""
+        record = await self.chats.get(turn.chat_id)
+        parts = undelivered_job_parts(record)
+        if not parts:
+            return
+        message = Message(
+            id=self.ids.new("msg"),
+            role="user",
+            turn=turn.turn_id,
+            created_at=self.clock.now(),
+            parts=list(job_notices(parts)),
+        )
+        await self._persist_message(turn.chat_id, message)
 
     async def _persist_answer(self, chat_id: str, part: ToolPart) -> ChatRecord:
         now = self.clock.now()

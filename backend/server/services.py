@@ -32,13 +32,11 @@ from backend.server.runtime import RandomIds, SystemClock
 from backend.server.settings import Settings
 from backend.server.stores import Stores, build_stores
 from backend.server.turn_service import TurnSeams
-from shared_contracts.chat import NoticePart, ToolPart
+from shared_contracts.chat import ToolPart
 from shared_contracts.frames import Answer, ErrorFrame, GraphUpdated, JobFrame, UserMessage
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 
 log = logging.getLogger("harness.server")
-
-JOB_NOUNS = {"research": "research note", "demo": "demo", "visual": "diagram"}
 
 
 @dataclass
@@ -76,7 +74,7 @@ class Services:
             elif kind == "answer":
                 reason = await self.handler.answer(chat_id, payload, sink, scope)
             else:
-                reason = await self.handler.deliver_jobs(chat_id, payload, sink, scope)
+                reason = await self.handler.deliver_jobs(chat_id, sink, scope)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception:
@@ -109,7 +107,7 @@ class Services:
             scope = self.handler.claim(chat_id)
         except Busy:
             return False
-        self.task_group.start_soon(self._turn, chat_id, scope, "deliver", _notices(parts))
+        self.task_group.start_soon(self._turn, chat_id, scope, "deliver", None)
         return True
 
     async def on_job_update(self, job: Job) -> None:
@@ -149,25 +147,6 @@ class RunnerSpawner:
             context=context,
         )
         return job.id
-
-
-def _notices(parts: list[ToolPart]) -> list[NoticePart]:
-    notices = []
-    for part in parts:
-        noun = JOB_NOUNS.get(part.tool_name, part.tool_name)
-        outcome = "is ready" if part.state == "output-available" else "failed"
-        notices.append(
-            NoticePart(
-                kind="job_delivered",
-                text=(
-                    f"The {noun} you started ({part.tool_call_id}) {outcome}; its output is"
-                    " now in that tool result. Tell the learner about it briefly, then carry on."
-                ),
-                job_id=part.job_id,
-                tool_call_id=part.tool_call_id,
-            )
-        )
-    return notices
 
 
 async def _send_quietly(sink: FrameSink, frame: ErrorFrame) -> None:
