@@ -51,7 +51,7 @@ async def take_lesson(
     *,
     max_turns: int = 40,
     origin: str | None = None,
-    timeout: float = 30.0,
+    turn_seconds: float = 30.0,
 ) -> LessonLog:
     """Connect, ask for `topic`, answer every question, stop when the teacher stops."""
     import anyio
@@ -64,7 +64,7 @@ async def take_lesson(
         await ws.send(json.dumps({"type": "user_message", "text": topic}))
         for _ in range(max_turns):
             finished = None
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(turn_seconds):
                 while finished is None:
                     text = await ws.recv()
                     log.raw.append(text)
@@ -81,9 +81,7 @@ async def take_lesson(
                             log.turns.append(frame)
                             finished = frame
             if finished.reason != "awaiting_answer":
-                if finished.reason == "stop" and not _more_coming(log):
-                    return log
-                continue
+                return log
             question = log.questions[-1]
             if not log.verdicts and question.question.kind == "multiple_choice":
                 wrong_once.add(question.tool_call_id)
@@ -95,8 +93,3 @@ async def take_lesson(
                 )
             )
     return log
-
-
-def _more_coming(log: LessonLog) -> bool:
-    """A `stop` may be followed by a job-delivery turn; the lesson is over at its recap."""
-    return False
