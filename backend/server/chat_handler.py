@@ -234,7 +234,9 @@ class ChatHandler:
         reason: TurnFinishReason = "error"
         turn: _Turn | None = None
         try:
-            with scope:
+            # Opening a turn (its number, the learner's input) is not abortable: an abort
+            # that arrives this early still finds the input saved and gets a turn_finished.
+            with anyio.CancelScope(shield=True):
                 record = await self.chats.update(
                     chat_id,
                     lambda r: msgspec.structs.replace(
@@ -255,6 +257,7 @@ class ChatHandler:
                 await sink(TurnStarted(turn_id=turn.turn_id))
                 await start(turn)
                 await self._attach_job_notices(turn)
+            with scope:
                 context = await turn_service.build_teacher_context(self.seams, chat_id)
                 teacher = create_teacher(self.model, context)
                 reason = await self._loop(turn, teacher)

@@ -12,6 +12,7 @@ from shared_contracts.frames import (
     Question,
     ServerFrame,
     Snapshot,
+    TextDelta,
     TurnFinished,
     VerdictFrame,
 )
@@ -178,3 +179,36 @@ def test_token_is_required_on_http_and_websocket_when_configured(client_factory)
     assert refused.value.code == 4401
     with client.websocket_connect(f"/api/chats/{chat}/ws?token=s3cret") as ws:
         assert isinstance(receive(ws), Snapshot)
+
+
+class SlowModel:
+    """Streams one chunk, then waits long enough for a second frame to arrive."""
+
+    name = "slow"
+
+    async def stream(self, request):
+        import anyio
+
+        from shared_contracts.model_io import ModelDone, ModelMessage, TextChunk
+
+        yield TextChunk(text="thinking")
+        await anyio.sleep(0.5)
+        yield ModelDone(message=ModelMessage(role="assistant", content="thinking"))
+
+
+def test_a_second_message_during_a_turn_is_busy_and_abort_stops_it(client_factory):
+    client = client_factory(SlowModel())
+    chat = new_chat(client)
+    with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
+        receive(ws)
+        ws.send_text('{"type": "user_message", "text": "one"}')
+        ws.send_text('{"type": "user_message", "text": "two"}')
+        frames = until(ws, ErrorFrame)
+        assert frames[-1].code == "busy"
+        until(ws, TextDelta)
+        ws.send_text('{"type": "abort"}')
+        finished = until(ws, TurnFinished)[-1]
+        assert finished.reason == "aborted"
+    view = client.get(f"/api/chats/{chat}").json()
+    texts = [p["text"] for m in view["messages"] for p in m["parts"] if p["type"] == "text"]
+    assert texts == ["one", "thinking"]
