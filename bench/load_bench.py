@@ -1,0 +1,98 @@
+"""B5: 50 chats start a turn at once (instant model, 100 tokens) — p99 turn latency.
+
+Subject: the real app with durable file stores. Floor: a minimal Litestar WebSocket turn
+with the same model and frames but no persistence, no tools and no record
+(`bench.serve turnfloor`). Latency is from sending `user_message` to receiving
+`turn_finished`, on the client.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+
+from bench.context import BenchContext
+from bench.harness import Check, Result, percentile
+from bench.procs import ServerProc, pin_self, unpin_self
+from bench.transport_bench import _cpus
+from bench.wsclient import close_all, create_chats, open_chat, open_ws, run_async, turn
+
+MS = 1000.0
+TOKENS = 100
+P99_LIMIT_MS = 60.0
+
+
+async def _burst(sockets, latencies: list[float]) -> None:
+    """Every socket starts one turn at the same moment; each turn's latency is kept."""
+
+    async def one(ws) -> None:
+        start = time.perf_counter()
+        await turn(ws, TOKENS)
+        latencies.append((time.perf_counter() - start) * MS)
+
+    async with anyio.create_task_group() as tg:
+        for ws in sockets:
+            tg.start_soon(one, ws)
+
+
+def bench_b5(ctx: BenchContext) -> list[Result]:
+    """Per round: one burst on each server; the row compares their p99 latencies."""
+    chats = 5 if ctx.quick else 50
+    server_cpu, client_cpu = _cpus(ctx)
+    data = ctx.scratch("b5-data")
+    log = ctx.workdir / "servers.log"
+    with (
+        ServerProc("turnfloor", cpu=server_cpu, log=log) as bare,
+        ServerProc("app", "--data", str(data), cpu=server_cpu, log=log) as app,
+    ):
+        before = pin_self(client_cpu)
+        try:
+            outcome = run_async(lambda: _rounds(ctx, bare, app, chats))
+        finally:
+            unpin_self(before)
+    floors, subjects, pooled, pooled_floor = outcome  # type: ignore[misc]
+    result = Result(
+        id="B5",
+        what=f"{chats} simultaneous turns, p99 latency",
+        unit="ms",
+        floor_label="same turns without persistence and tools (minimal Litestar WS turn)",
+        floor=floors,
+        subject=subjects,
+        subject_samples=pooled,
+        goal=f"≤ 2× floor and ≤ {P99_LIMIT_MS:.0f} ms p99",
+        extra={
+            "tokens": TOKENS,
+            "subject_p50_ms": percentile(pooled, 50),
+            "floor_p50_ms": percentile(pooled_floor, 50),
+            "floor_p99_ms": percentile(pooled_floor, 99),
+        },
+    )
+    result.checks = [
+        Check("ratio", result.ratio_median, 2.0),
+        Check("p99 ms", result.subject_p99, P99_LIMIT_MS),
+    ]
+    return [result]
+
+
+async def _rounds(ctx: BenchContext, bare: ServerProc, app: ServerProc, chats: int):
+    ids = await create_chats(app, chats)
+    real = [await open_chat(app, chat_id) for chat_id in ids]
+    floor_sockets = [await open_ws(f"{bare.ws}/ws") for _ in range(chats)]
+    try:
+        await _burst(real, [])  # warm both
+        await _burst(floor_sockets, [])
+        floors: list[float] = []
+        subjects: list[float] = []
+        pooled: list[float] = []
+        pooled_floor: list[float] = []
+        for index in range(ctx.rounds):
+            order = [(floor_sockets, floors, pooled_floor), (real, subjects, pooled)]
+            for sockets, sink, pool in order if index % 2 == 0 else order[::-1]:
+                latencies: list[float] = []
+                await _burst(sockets, latencies)
+                sink.append(percentile(latencies, 99))
+                pool.extend(latencies)
+        return floors, subjects, pooled, pooled_floor
+    finally:
+        await close_all(real + floor_sockets)

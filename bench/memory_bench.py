@@ -1,0 +1,119 @@
+"""B6: memory per idle connected session and per active session (its chat record held).
+
+Each round starts fresh server processes (floor and subject alternating first), warms
+them with a few connections, then reads the server's RSS (after a collection and
+`malloc_trim`) before and after N more connections, and again after each of those
+chats ran one turn. The records are real ~50 KB chats written with the real chat store.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import anyio
+import msgspec
+
+from bench import synthetic
+from bench.context import BenchContext
+from bench.harness import Check, Result
+from bench.procs import ServerProc
+from bench.wsclient import close_all, open_chat, open_ws, run_async, turn
+
+KB = 1024.0
+WARM = 5
+IDLE_LIMIT_KB = 32.0
+BATCH = 10
+
+
+def _prepare(ctx: BenchContext, count: int) -> tuple[object, int]:
+    """A data dir with `count` ~50 KB chats; (its path, one record's JSON bytes)."""
+    target = 5_000 if ctx.quick else 50_000
+    records = [
+        synthetic.chat_record(f"chat-mem-{i:04d}", target_bytes=target) for i in range(count)
+    ]
+    path = ctx.scratch("b6-template")
+    synthetic.write_chats(path, records)
+    return path, len(msgspec.json.encode(records[0]))
+
+
+async def _floor_round(server: ServerProc, n: int) -> float:
+    warm = [await open_ws(server.ws) for _ in range(WARM)]
+    for ws in warm:
+        await ws.send("hi")
+        await ws.recv()
+    before = server.rss()
+    sockets = [await open_ws(server.ws) for _ in range(n)]
+    for ws in sockets:
+        await ws.send("hi")
+        await ws.recv()
+    after = server.rss()
+    await close_all(warm + sockets)
+    return (after - before) / n / KB
+
+
+async def _subject_round(server: ServerProc, n: int) -> tuple[float, float]:
+    ids = [f"chat-mem-{i:04d}" for i in range(WARM + n)]
+    warm = [await open_chat(server, chat) for chat in ids[:WARM]]
+    for ws in warm:
+        await turn(ws, 100)
+    before = server.rss()
+    sockets = [await open_chat(server, chat) for chat in ids[WARM:]]
+    idle = server.rss()
+    for start in range(0, n, BATCH):
+        async with anyio.create_task_group() as tg:
+            for ws in sockets[start : start + BATCH]:
+                tg.start_soon(turn, ws, 100)
+    active = server.rss()
+    await close_all(warm + sockets)
+    return (idle - before) / n / KB, (active - before) / n / KB
+
+
+def bench_b6(ctx: BenchContext) -> list[Result]:
+    """Two rows: KB per idle session vs a bare connection; KB per active session vs the
+    record's JSON size."""
+    n = 4 if ctx.quick else 100
+    template, record_bytes = _prepare(ctx, WARM + n)
+    log = ctx.workdir / "servers.log"
+    floors, idles, actives = [], [], []
+    for index in range(ctx.rounds):
+        data = ctx.workdir / "b6-data"
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.copytree(template, data)  # type: ignore[arg-type]
+        steps = ["floor", "subject"] if index % 2 == 0 else ["subject", "floor"]
+        for step in steps:
+            if step == "floor":
+                with ServerProc("echo", log=log) as echo:
+                    floors.append(run_async(lambda s=echo: _floor_round(s, n)))
+            else:
+                with ServerProc("app", "--data", str(data), log=log) as app:
+                    idle, active = run_async(lambda s=app: _subject_round(s, n))  # type: ignore[misc]
+                    idles.append(idle)
+                    actives.append(active)
+    idle_row = Result(
+        id="B6-idle",
+        what=f"memory per idle connected session ({n} sessions)",
+        unit="KB",
+        floor_label="bare ASGI WebSocket connection, same uvicorn config",
+        floor=floors,  # type: ignore[arg-type]
+        subject=idles,
+        goal=f"≤ {IDLE_LIMIT_KB:.0f} KB",
+    )
+    idle_row.checks = [Check("KB", median_of(idles), IDLE_LIMIT_KB)]
+    record_kb = record_bytes / KB
+    active_row = Result(
+        id="B6-active",
+        what=f"memory per active session ({record_kb:.0f} KB record, 1 turn each)",
+        unit="KB",
+        floor_label="the chat record's JSON size",
+        floor=[record_kb] * len(actives),
+        subject=actives,
+        goal="≤ 2× record",
+    )
+    active_row.checks = [Check("ratio", active_row.ratio_median, 2.0)]
+    return [idle_row, active_row]
+
+
+def median_of(values: list[float]) -> float:
+    from bench.harness import median
+
+    return median(values)

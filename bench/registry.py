@@ -1,0 +1,27 @@
+"""The benchmarks by id, in run order (each group module is imported only when run)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+from bench.context import BenchContext
+from bench.harness import Result
+
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "B1": ("bench.graph_bench", "bench_b1"),
+    "B2": ("bench.graph_bench", "bench_b2"),
+    "B3": ("bench.transport_bench", "bench_b3"),
+    "B4": ("bench.transport_bench", "bench_b4"),
+    "B5": ("bench.load_bench", "bench_b5"),
+    "B6": ("bench.memory_bench", "bench_b6"),
+    "B7": ("bench.context_bench", "bench_b7"),
+    "B8": ("bench.import_bench", "bench_b8"),
+    "B9": ("bench.graph_bench", "bench_b9"),
+}
+
+
+def load(bench_id: str) -> Callable[[BenchContext], list[Result]]:
+    """The function of benchmark `bench_id` (e.g. "B3"); `KeyError` for an unknown id."""
+    module, name = BENCHMARKS[bench_id]
+    return getattr(import_module(module), name)
