@@ -1,10 +1,11 @@
-"""Hypothesis strategies for WebSocket client frames, derived from the `ClientFrame` Structs
-through `msgspec.inspect` (field types and `Meta` constraints), plus the mutations a hostile
-or broken client might send. Valid frames are JSON-ready dicts; the wire form is a str."""
+"""Hypothesis strategies derived from the contract Structs through `msgspec.inspect` (field
+types and `Meta` constraints): valid client frames as JSON-ready dicts, the mutations a
+hostile or broken client might send (wire form: str), and instances of any Struct."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import Any, get_args
 
 import msgspec
@@ -58,22 +59,36 @@ def value_strategy(info: mi.Type) -> st.SearchStrategy[Any]:
             return st.lists(value_strategy(info.item_type), min_size=low, max_size=min(high, 8))
         case mi.UnionType():
             return st.one_of([value_strategy(t) for t in info.types])
+        case mi.DictType():
+            keys, values = value_strategy(info.key_type), value_strategy(info.value_type)
+            return st.dictionaries(keys, values, max_size=4)
+        case mi.DateTimeType():
+            return st.datetimes(timezones=st.just(UTC)).map(lambda at: at.isoformat())
+        case mi.AnyType():
+            return JSON_VALUES
+        case mi.StructType():
+            return _struct_dict(info.cls)
     raise TypeError(f"no strategy for {info!r}: extend value_strategy")
 
 
 @st.composite
-def _frame_dict(draw: st.DrawFn, cls: type[msgspec.Struct]) -> dict[str, Any]:
+def _struct_dict(draw: st.DrawFn, cls: type[msgspec.Struct]) -> dict[str, Any]:
     info = mi.type_info(cls)
-    frame: dict[str, Any] = {info.tag_field: info.tag}
+    value: dict[str, Any] = {info.tag_field: info.tag} if info.tag_field else {}
     for field in info.fields:
         if field.required or draw(st.booleans()):
-            frame[field.encode_name] = draw(value_strategy(field.type))
-    return frame
+            value[field.encode_name] = draw(value_strategy(field.type))
+    return value
 
 
 def valid_frames(*types: type[msgspec.Struct]) -> st.SearchStrategy[dict[str, Any]]:
     """Valid frames of the given ClientFrame members (all of them by default)."""
-    return st.one_of([_frame_dict(cls) for cls in types or CLIENT_TYPES])
+    return st.one_of([_struct_dict(cls) for cls in types or CLIENT_TYPES])
+
+
+def instances(cls: type[msgspec.Struct]) -> st.SearchStrategy[msgspec.Struct]:
+    """Valid instances of any contract Struct (built as JSON, decoded strictly)."""
+    return _struct_dict(cls).map(lambda value: msgspec.json.decode(encode(value), type=cls))
 
 
 def encode(frame: Any) -> str:
