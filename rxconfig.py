@@ -8,5 +8,6 @@ config = rx.Config(
     backend_host="127.0.0.1",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[],
+    plugins=[rx.plugins.RadixThemesPlugin()],
+    disable_plugins=[rx.plugins.SitemapPlugin],
 )

@@ -1,0 +1,89 @@
+"""Graph layout and panels: prerequisites left of dependants, filters, counts, detail."""
+
+from __future__ import annotations
+
+from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot, Probe
+from tests.ui.samples import AT
+from ui.graph_view import counts, detail, filtered, flow_edges, flow_nodes, layers, sessions
+
+
+def _node(node_id: str, state: str = "introduced", chats=("c1",), **extra) -> GraphNode:
+    return GraphNode(
+        id=node_id,
+        statement=f"{node_id} statement",
+        kind="proposition",
+        state=state,
+        sessions=list(chats),
+        **extra,
+    )
+
+
+NODES = [
+    _node("a", "verified"),
+    _node("b", "shaky"),
+    _node("c", "misconception", chats=("c2",)),
+    _node("d"),
+]
+EDGES = [
+    GraphEdge(from_="b", to="a", type="requires"),  # b requires a
+    GraphEdge(from_="c", to="b", type="requires"),
+    GraphEdge(from_="d", to="a", type="supports"),
+]
+SNAP = GraphSnapshot(nodes=NODES, edges=EDGES)
+
+
+def test_layers_put_prerequisites_first_and_ignore_supports():
+    assert layers(NODES, EDGES) == {"a": 0, "b": 1, "c": 2, "d": 0}
+
+
+def test_layers_survive_a_cycle():
+    cyc = [
+        GraphEdge(from_="a", to="b", type="requires"),
+        GraphEdge(from_="b", to="a", type="requires"),
+    ]
+    assert set(layers(NODES[:2], cyc)) == {"a", "b"}
+
+
+def test_flow_nodes_are_left_to_right_and_labelled_with_state_words():
+    pos = {n["id"]: n["position"]["x"] for n in flow_nodes(NODES, EDGES)}
+    assert pos["a"] < pos["b"] < pos["c"]
+    labels = {n["id"]: n["data"]["label"] for n in flow_nodes(NODES, EDGES)}
+    assert "verified" in labels["a"] and "✓" in labels["a"]
+    assert "misconception" in labels["c"]
+
+
+def test_flow_edges_requires_solid_arrow_supports_dashed():
+    edges = {e["label"]: e for e in flow_edges(NODES, EDGES)}
+    assert edges["requires"]["markerEnd"]["type"] == "arrowclosed"
+    assert "strokeDasharray" not in edges["requires"]["style"]
+    assert edges["supports"]["style"]["strokeDasharray"] == "6 4"
+    assert all(e["source"] in "abcd" for e in flow_edges(NODES, EDGES))
+    req = next(e for e in flow_edges(NODES, EDGES) if e["label"] == "requires")
+    assert (req["source"], req["target"]) == ("a", "b")  # arrow: prerequisite → dependant
+
+
+def test_filters_counts_and_sessions():
+    assert [n.id for n in filtered(SNAP, "shaky", "")] == ["b"]
+    assert [n.id for n in filtered(SNAP, "", "c2")] == ["c"]
+    assert {c.state: c.count for c in counts(SNAP)} == {
+        "verified": 1,
+        "introduced": 1,
+        "shaky": 1,
+        "misconception": 1,
+    }
+    assert sessions(SNAP) == ["c1", "c2"]
+
+
+def test_detail_has_quotes_and_probe_history():
+    ev = Evidence(quote="half is 1/2", message_id="m1", turn=1, speaker="learner", start=0, end=11)
+    probe = Probe(at=AT, chat_id="c1", question="1/2 of 4?", answer="2", expected="2", correct=True)
+    snap = GraphSnapshot(nodes=[_node("a", "verified", evidence=[ev], probes=[probe])])
+    d = detail(snap, "a")
+    assert d is not None and d.quotes == ["half is 1/2"]
+    assert (d.probes[0].question, d.probes[0].verdict, d.probes[0].session) == (
+        "1/2 of 4?",
+        "✓ right",
+        "c1",
+    )
+    assert d.probes[0].when == "2026-01-01 00:00"
+    assert detail(snap, "zzz") is None

@@ -1,0 +1,150 @@
+"""The classroom socket loop: typed decoding, delta batching, reconnect, stop on request."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+
+from shared_contracts.frames import ErrorFrame, Snapshot, TextDelta, TurnFinished
+from tests.ui.samples import chat_view
+from ui.link import decode, run_link
+from ui.settings import WS_MAX_SIZE
+
+ENC = msgspec.json.Encoder()
+
+
+class FakeSocket:
+    """Serves scripted frames, then (optionally) waits forever; records what was sent."""
+
+    def __init__(self, frames: list[bytes], hang: bool = False):
+        self.frames = list(frames)
+        self.hang = hang
+        self.sent: list[str] = []
+
+    async def recv(self) -> bytes:
+        from websockets.exceptions import ConnectionClosedOK
+
+        if self.frames:
+            return self.frames.pop(0)
+        if self.hang:
+            await asyncio.sleep(3600)
+        raise ConnectionClosedOK(None, None)
+
+    async def send(self, data: str) -> None:
+        self.sent.append(data)
+
+
+class FakeConnect:
+    """Stands in for websockets' `connect`: one socket per attempt, or an OSError."""
+
+    def __init__(self, attempts: list[FakeSocket | OSError]):
+        self.attempts = list(attempts)
+        self.calls: list[dict[str, Any]] = []
+
+    def __call__(self, url: str, **kwargs: Any):
+        self.calls.append({"url": url, **kwargs})
+        attempt = self.attempts.pop(0)
+
+        class _Ctx:
+            async def __aenter__(self):
+                if isinstance(attempt, OSError):
+                    raise attempt
+                return attempt
+
+            async def __aexit__(self, *exc):
+                return None
+
+        return _Ctx()
+
+
+class Recorder:
+    def __init__(self, stop_after: int):
+        self.batches: list[list[Any]] = []
+        self.statuses: list[str] = []
+        self.stop_after = stop_after
+
+    async def apply(self, frames: list[Any], connection: Any) -> bool:
+        if frames:
+            self.batches.append(frames)
+        if connection is not None:
+            self.statuses.append(connection)
+        return sum(len(b) for b in self.batches) < self.stop_after
+
+    async def on_error(self, message: str) -> None:
+        self.statuses.append(f"error:{message}")
+
+
+def test_decode_turns_garbage_into_an_error_frame():
+    frame = decode(b'{"type": "nope"}')
+    assert isinstance(frame, ErrorFrame) and frame.code == "bad_frame"
+    assert isinstance(decode(ENC.encode(TurnFinished(turn_id=1, reason="stop"))), TurnFinished)
+
+
+async def test_deltas_are_batched_and_other_frames_flush_at_once(monkeypatch):
+    monkeypatch.setenv("LH_API_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("LH_API_TOKEN", "tok")
+    frames = [ENC.encode(Snapshot(chat=chat_view()))]
+    frames += [ENC.encode(TextDelta(message_id="m", delta=str(i))) for i in range(20)]
+    frames += [ENC.encode(TurnFinished(turn_id=1, reason="stop"))]
+    socket = FakeSocket(frames, hang=True)
+    connect = FakeConnect([socket])
+    rec = Recorder(stop_after=22)
+    await run_link(
+        "chat-1",
+        asyncio.Queue(),
+        rec.apply,
+        rec.on_error,
+        connect=connect,
+        flush_seconds=10.0,
+        idle_seconds=0.05,
+    )
+    sizes = [len(b) for b in rec.batches]
+    assert sizes == [1, 21]  # the snapshot alone; 20 deltas held back until the turn ended
+    call = connect.calls[0]
+    assert call["url"] == "ws://127.0.0.1:9/api/chats/chat-1/ws"
+    assert call["additional_headers"] == {"Authorization": "Bearer tok"}
+    assert call["max_size"] == WS_MAX_SIZE and call["max_size"] > 2**20
+    assert rec.statuses[:2] == ["connecting", "connected"]
+
+
+async def test_reconnects_with_backoff_after_a_drop_and_refusal():
+    first = FakeSocket([ENC.encode(TurnFinished(turn_id=1, reason="stop"))])
+    second = FakeSocket([ENC.encode(Snapshot(chat=chat_view()))], hang=True)
+    connect = FakeConnect([first, OSError("refused"), second])
+    rec = Recorder(stop_after=2)
+    await run_link(
+        "chat-1",
+        asyncio.Queue(),
+        rec.apply,
+        rec.on_error,
+        connect=connect,
+        idle_seconds=0.05,
+        backoff=(0.01,),
+    )
+    assert len(connect.calls) == 3
+    assert "reconnecting" in rec.statuses
+    assert isinstance(rec.batches[-1][0], Snapshot)
+
+
+async def test_queued_client_frames_are_sent_on_the_socket():
+    socket = FakeSocket([], hang=True)
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    queue.put_nowait(b'{"type":"ping"}')
+    ticks = 0
+
+    async def apply(frames, connection):
+        nonlocal ticks
+        ticks += 1
+        return ticks < 4
+
+    await run_link(
+        "chat-1",
+        queue,
+        apply,
+        Recorder(0).on_error,
+        connect=FakeConnect([socket]),
+        idle_seconds=0.02,
+    )
+    assert socket.sent == ['{"type":"ping"}']

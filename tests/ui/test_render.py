@@ -1,0 +1,120 @@
+"""Room → render projection: items, plan rows, dock, status; demos sandboxed, SVG as image."""
+
+from __future__ import annotations
+
+import base64
+
+from shared_contracts.chat import ToolPart
+from shared_contracts.frames import JobFrame, Snapshot, ToolCall, VerdictFrame
+from shared_contracts.jobs import ChartSeries, ChartSpec, Visual
+from shared_contracts.tools import JobOutput
+from tests.ui.samples import GRADED, PLAN, QUIZ_KEY, chat_view, demo_job, quiz_part
+from ui.chart_svg import chart_svg
+from ui.render import CSP_META, chat_items, plan_rows, project
+from ui.room import Room, apply_frames, with_connection
+
+
+def _job_part(tool: str, job_id: str) -> ToolPart:
+    return ToolPart(
+        tool_call_id=f"call_{job_id}",
+        tool_name=tool,
+        state="input-available",
+        input={"brief": "show halves"},
+        job_id=job_id,
+    )
+
+
+def test_items_skip_plan_tools_and_show_questions_with_verdicts():
+    plan_part = ToolPart(tool_call_id="p1", tool_name="plan_init", state="output-available")
+    graded = quiz_part("output-available", GRADED)
+    room = apply_frames(
+        Room(), [ToolCall(message_id="m1", part=plan_part), ToolCall(message_id="m1", part=graded)]
+    )
+    items = chat_items(room)
+    assert [i.kind for i in items] == ["quiz"]
+    assert items[0].prompt == "Name the top number"
+    assert items[0].given == "numerator" and items[0].graded and not items[0].correct
+
+
+def test_demo_job_renders_only_into_a_csp_locked_document():
+    room = apply_frames(
+        Room(),
+        [ToolCall(message_id="m1", part=_job_part("demo", "job-1")), JobFrame(job=demo_job())],
+    )
+    (item,) = chat_items(room)
+    assert item.kind == "job" and not item.running
+    assert item.demo_doc.startswith(CSP_META) and item.demo_doc.endswith("<p>demo</p>")
+    assert "default-src 'none'" in CSP_META
+
+
+def test_running_job_shows_progress_and_brief():
+    room = apply_frames(
+        Room(),
+        [
+            ToolCall(message_id="m1", part=_job_part("demo", "job-1")),
+            JobFrame(job=demo_job("running")),
+        ],
+    )
+    (item,) = chat_items(room)
+    assert item.running and item.status == "running" and item.title == "show halves"
+
+
+def test_visual_svg_becomes_an_image_data_uri():
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    part = _job_part("visual", "job-2")
+    part = ToolPart(
+        **{
+            **{f: getattr(part, f) for f in part.__struct_fields__},
+            "state": "output-available",
+            "output": JobOutput(job_id="job-2", status="done", result=Visual(title="V", svg=svg)),
+        }
+    )
+    (item,) = chat_items(apply_frames(Room(), [ToolCall(message_id="m1", part=part)]))
+    prefix = "data:image/svg+xml;base64,"
+    assert item.image_uri.startswith(prefix)
+    assert base64.b64decode(item.image_uri[len(prefix) :]).decode() == svg
+
+
+def test_chart_spec_draws_an_svg():
+    spec = ChartSpec(kind="line", x_label="x", series=[ChartSeries(name="s", x=[0, 1], y=[0, 2])])
+    svg = chart_svg(spec)
+    assert svg.startswith("<svg") and "polyline" in svg and ">s</text>" in svg
+
+
+def test_plan_rows_are_depth_first_with_done_and_current():
+    rows = plan_rows(PLAN)
+    assert [(r.id, r.depth, r.done, r.current) for r in rows] == [
+        ("halves", 0, True, False),
+        ("compare", 1, False, True),
+    ]
+
+
+def test_project_shows_dock_status_and_offline_label():
+    room = with_connection(apply_frames(Room(), [Snapshot(chat=chat_view())]), "connected")
+    view = project(room)
+    assert view["q_visible"] and view["q_kind"] == "multiple_choice"
+    assert [o.id for o in view["q_options"]] == ["a", "b"]
+    assert view["tutor_label"] == "Offline tutor"
+    assert view["connection_label"] == "Connected"
+    online = project(
+        apply_frames(Room(), [Snapshot(chat=chat_view(offline=False, model="openai/x"))])
+    )
+    assert online["tutor_label"] == "openai/x"
+
+
+def test_verdict_shown_in_the_dock_after_grading():
+    room = apply_frames(
+        Room(),
+        [
+            Snapshot(chat=chat_view()),
+            VerdictFrame(tool_call_id="call_mc", correct=False, expected="1/2", feedback="Halves."),
+        ],
+    )
+    view = project(room)
+    assert not view["q_visible"] and view["v_visible"]
+    assert (view["v_correct"], view["v_expected"], view["v_feedback"]) == (False, "1/2", "Halves.")
+
+
+def test_projection_never_copies_an_unanswered_quiz_key():
+    room = apply_frames(Room(), [Snapshot(chat=chat_view())])
+    assert QUIZ_KEY not in repr(project(room))

@@ -1,0 +1,150 @@
+"""RoomState/HomeState without a browser: handlers, outbox, and no secret in public vars."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import msgspec
+import reflex as rx
+from reflex.istate.data import ReflexURL, RouterData
+from websockets.asyncio.server import serve
+
+from shared_contracts.frames import Answer, ClientFrame, Question, Snapshot, UserMessage
+from tests.ui.samples import MC, ONE_OF_EACH, QUIZ_KEY, chat_view
+from ui import outbox
+from ui.room import Room, apply_frames
+from ui.state.home_state import HomeState
+from ui.state.room_state import RoomState, chat_id_from_path
+
+CLIENT = msgspec.json.Decoder(ClientFrame)
+ENC = msgspec.json.Encoder()
+
+
+def substate(cls):
+    return rx.State().get_substate(cls.get_full_name().split(".")[1:])
+
+
+class FakeProxy:
+    """Stands in for reflex's StateProxy in background handlers."""
+
+    def __init__(self, state):
+        object.__setattr__(self, "_s", state)
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._s, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._s, name, value)
+
+
+def test_no_public_var_ever_holds_a_quiz_key():
+    state = substate(RoomState)
+    state._publish(apply_frames(Room(), ONE_OF_EACH))
+    state._publish(apply_frames(state._room, [Snapshot(chat=chat_view())]))
+    public = json.dumps(state.dict(), default=str)
+    delta = json.dumps(state.get_delta(), default=str)
+    assert state.items, "the projection produced items"
+    assert QUIZ_KEY not in public and QUIZ_KEY not in delta
+    fields = next(iter(state.dict().values()))
+    assert "_room" not in RoomState.base_vars and not any("_room" in k for k in fields)
+
+
+def test_no_public_var_is_named_like_a_secret():
+    for cls in (RoomState, HomeState):
+        for name in cls.base_vars:
+            assert not any(
+                word in name.lower() for word in ("token", "secret", "answer_key", "accepted")
+            )
+
+
+def test_chat_id_from_path_accepts_only_ids():
+    assert chat_id_from_path("/chat/abc-1") == "abc-1"
+    assert chat_id_from_path("/chat/abc-1/") == "abc-1"
+    assert chat_id_from_path("/chat/") == ""
+    assert chat_id_from_path("/elsewhere/abc") == ""
+    assert chat_id_from_path("/chat/ABC") == ""
+
+
+def test_send_message_posts_a_user_message_and_shows_it():
+    state = substate(RoomState)
+    state.room_id = "chat-1"
+    queue = outbox.open_box(outbox.key(state.router.session.client_token, "chat-1"))
+    try:
+        state.set_draft("  teach me halves ")
+        state.send_message()
+        frame = CLIENT.decode(queue.get_nowait())
+        assert isinstance(frame, UserMessage) and frame.text == "teach me halves"
+        assert state.draft == "" and state.items[-1].text == "teach me halves"
+    finally:
+        outbox.close_box(outbox.key(state.router.session.client_token, "chat-1"), queue)
+
+
+def test_send_without_a_socket_says_so():
+    state = substate(RoomState)
+    state.room_id = "nowhere"
+    state.set_draft("hello")
+    state.send_message()
+    assert "Not connected" in state.error and state.draft == "hello"
+
+
+def test_submit_answer_sends_an_answer_frame_and_shows_checking():
+    state = substate(RoomState)
+    state.room_id = "chat-1"
+    state._publish(apply_frames(Room(), [Question(tool_call_id="call_mc", question=MC)]))
+    box = outbox.key(state.router.session.client_token, "chat-1")
+    queue = outbox.open_box(box)
+    try:
+        state.submit_answer()
+        assert state.dock_hint == "Pick one of the options." and queue.empty()
+        state.pick_choice("a")
+        state.set_confidence("90")
+        state.submit_answer()
+        frame = CLIENT.decode(queue.get_nowait())
+        assert frame == Answer(tool_call_id="call_mc", answer="a", confidence=0.9)
+        assert state.q_checking and state.choice == ""
+    finally:
+        outbox.close_box(box, queue)
+
+
+async def test_open_room_streams_a_real_socket_into_state(monkeypatch):
+    """The background handler against a tiny real WebSocket server on 127.0.0.1:0."""
+    received: list[str] = []
+    headers: list[str | None] = []
+
+    async def handler(ws):
+        headers.append(ws.request.headers.get("Authorization"))
+        await ws.send(ENC.encode(Snapshot(chat=chat_view())).decode())
+        received.append(await ws.recv())
+        await ws.wait_closed()
+
+    async with serve(handler, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        monkeypatch.setenv("LH_API_URL", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("LH_API_TOKEN", "sekrit")
+        state = substate(RoomState)
+        state.router = RouterData(url=ReflexURL("http://127.0.0.1:3000/chat/chat-1"))
+        task = asyncio.create_task(RoomState.open_room.fn(FakeProxy(state)))
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if state.q_visible:
+                break
+        assert state.connection == "connected" and state.tutor_label == "Offline tutor"
+        assert state.q_prompt == "Which is bigger?" and state.plan_goal == "Fractions"
+        state.set_draft("hello")
+        state.send_message()
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if received:
+                break
+        assert json.loads(received[0])["type"] == "user_message"
+        assert headers == ["Bearer sekrit"]
+        assert "sekrit" not in json.dumps(state.dict(), default=str)
+        state.leave()
+        await asyncio.wait_for(task, 5)

@@ -1,0 +1,80 @@
+"""HTTP reads and commands against the API, decoded into shared_contracts types."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import httpx
+import msgspec
+
+from shared_contracts.chat import ChatSummary
+from shared_contracts.graph import GraphSnapshot
+from shared_contracts.http import CreateChat, ExtractAccepted
+from shared_contracts.jobs import Job
+from ui.settings import api_url, auth_headers
+
+T = TypeVar("T")
+
+TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+_ENCODER = msgspec.json.Encoder()
+
+
+class ApiError(Exception):
+    """The API could not be reached or answered with an error; the message is for people."""
+
+
+def _client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=api_url(), headers=auth_headers(), timeout=TIMEOUT)
+
+
+async def _request(method: str, path: str, body: bytes | None = None) -> bytes:
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    try:
+        async with _client() as client:
+            response = await client.request(method, path, content=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise ApiError(f"cannot reach the API at {api_url()} ({type(exc).__name__})") from exc
+    if response.status_code >= 400:
+        raise ApiError(_error_detail(response))
+    return response.content
+
+
+def _error_detail(response: httpx.Response) -> str:
+    try:
+        detail = msgspec.json.decode(response.content).get("detail", "")
+    except (msgspec.DecodeError, AttributeError):
+        detail = ""
+    return f"the API answered {response.status_code}" + (f": {detail}" if detail else "")
+
+
+def _decode(raw: bytes, kind: type[T]) -> T:
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as exc:
+        raise ApiError(f"unexpected answer from the API: {exc}") from exc
+
+
+async def list_chats() -> list[ChatSummary]:
+    """`GET /api/chats`, newest first."""
+    return _decode(await _request("GET", "/api/chats"), list[ChatSummary])
+
+
+async def create_chat(title: str | None = None) -> ChatSummary:
+    """`POST /api/chats`."""
+    body = _ENCODER.encode(CreateChat(title=title))
+    return _decode(await _request("POST", "/api/chats", body), ChatSummary)
+
+
+async def get_graph() -> GraphSnapshot:
+    """`GET /api/graph`."""
+    return _decode(await _request("GET", "/api/graph"), GraphSnapshot)
+
+
+async def extract(chat_id: str) -> ExtractAccepted:
+    """`POST /api/chats/{id}/extract`: the session-end flush."""
+    return _decode(await _request("POST", f"/api/chats/{chat_id}/extract", b"{}"), ExtractAccepted)
+
+
+async def get_job(job_id: str) -> Job:
+    """`GET /api/jobs/{id}`."""
+    return _decode(await _request("GET", f"/api/jobs/{job_id}"), Job)

@@ -1,0 +1,1 @@
+"""Render-only components: pure functions returning `rx.Component`."""

@@ -1,0 +1,123 @@
+"""One conversation block: text, an asked question with its verdict, or a job card."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ui.components.safe_markdown import safe_markdown
+from ui.render import ChatItem, SourceLink
+
+
+def _text(item: ChatItem) -> rx.Component:
+    is_user = item.role == "user"
+    return rx.box(
+        rx.text(rx.cond(is_user, "You", "Tutor"), size="1", weight="bold", color_scheme="gray"),
+        safe_markdown(item.text),
+        class_name=rx.cond(is_user, "lh-msg lh-user", "lh-msg lh-tutor"),
+        background=rx.cond(is_user, rx.color("accent", 3), rx.color("gray", 2)),
+        padding="0.75em 1em",
+        border_radius="12px",
+        max_width="100%",
+        align_self=rx.cond(is_user, "flex-end", "flex-start"),
+    )
+
+
+def verdict_line(correct: rx.Var[bool], expected: rx.Var[str], feedback: rx.Var[str]):
+    return rx.vstack(
+        rx.cond(
+            correct,
+            rx.hstack(rx.icon("circle-check", color=rx.color("grass", 10)), rx.text("Right")),
+            rx.hstack(rx.icon("circle-x", color=rx.color("red", 10)), rx.text("Not quite")),
+        ),
+        rx.cond(expected != "", rx.text("Expected: ", rx.code(expected), size="2")),
+        rx.cond(feedback != "", rx.text(feedback, size="2")),
+        spacing="1",
+        class_name="lh-verdict",
+    )
+
+
+def _question(item: ChatItem) -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.text(
+                rx.cond(item.kind == "quiz", "Question", "The tutor asked"),
+                size="1",
+                weight="bold",
+                color_scheme="gray",
+            ),
+            safe_markdown(item.prompt),
+            rx.cond(
+                item.given != "",
+                rx.text("Your answer: ", rx.text.strong(item.given), size="2"),
+                rx.cond(
+                    item.kind == "quiz",
+                    rx.text("Waiting for your answer…", size="2", color_scheme="gray"),
+                ),
+            ),
+            rx.cond(item.graded, verdict_line(item.correct, item.expected, item.feedback)),
+            spacing="2",
+            width="100%",
+        ),
+        width="100%",
+        class_name="lh-question-item",
+    )
+
+
+def _source(source: SourceLink) -> rx.Component:
+    return rx.el.li(
+        rx.link(source.title, href=source.url, is_external=True, rel="noopener noreferrer")
+    )
+
+
+def _job(item: ChatItem) -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.badge(item.job_label, variant="soft"),
+                rx.text(item.title, weight="bold", size="3"),
+                rx.cond(item.running, rx.spinner(size="2")),
+                rx.cond(item.running, rx.text(item.status + "…", size="1", color_scheme="gray")),
+                align="center",
+                spacing="2",
+                wrap="wrap",
+            ),
+            rx.cond(
+                item.error != "",
+                rx.callout(item.error, icon="triangle-alert", color_scheme="red", size="1"),
+            ),
+            rx.cond(item.body != "", safe_markdown(item.body)),
+            rx.cond(item.caveat != "", rx.text(item.caveat, size="1", color_scheme="gray")),
+            rx.cond(item.sources.length() > 0, rx.el.ul(rx.foreach(item.sources, _source))),
+            rx.cond(
+                item.demo_doc != "",
+                rx.el.iframe(
+                    src_doc=item.demo_doc,
+                    sandbox="allow-scripts",
+                    referrer_policy="no-referrer",
+                    title=item.title,
+                    width="100%",
+                    height="360",
+                    style={"border": "1px solid var(--gray-6)", "borderRadius": "8px"},
+                ),
+            ),
+            rx.cond(
+                item.image_uri != "",
+                rx.image(src=item.image_uri, alt=item.title, max_width="100%"),
+            ),
+            rx.cond(item.caption != "", rx.text(item.caption, size="2", color_scheme="gray")),
+            spacing="2",
+            width="100%",
+        ),
+        width="100%",
+        class_name="lh-job",
+    )
+
+
+def chat_item(item: ChatItem) -> rx.Component:
+    return rx.match(
+        item.kind,
+        ("quiz", _question(item)),
+        ("ask", _question(item)),
+        ("job", _job(item)),
+        _text(item),
+    )

@@ -1,0 +1,57 @@
+"""React Flow (`@xyflow/react`) wrapped as Reflex components, in Python only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+
+FLOW_PACKAGE = "@xyflow/react@12.12.1"
+
+
+def _node_id(event: rx.Var, node: rx.Var) -> tuple[rx.Var[str]]:
+    """JS `onNodeClick(event, node)` → only the node's id reaches Python."""
+    return (rx.Var(f"{node}.id").to(str),)
+
+
+class _Flow(rx.Component):
+    library = FLOW_PACKAGE
+
+    def add_imports(self) -> dict[str, Any]:
+        return {"": "@xyflow/react/dist/style.css"}
+
+
+class ReactFlow(_Flow):
+    """Uncontrolled graph canvas: drag state stays in the browser; remount via `key`."""
+
+    tag = "ReactFlow"
+    default_nodes: rx.Var[list[dict[str, Any]]]
+    default_edges: rx.Var[list[dict[str, Any]]]
+    fit_view: rx.Var[bool]
+    min_zoom: rx.Var[float]
+    max_zoom: rx.Var[float]
+    nodes_connectable: rx.Var[bool]
+    color_mode: rx.Var[str]
+    on_node_click: rx.EventHandler[_node_id]
+
+
+class Background(_Flow):
+    tag = "Background"
+    gap: rx.Var[int]
+
+
+class Controls(_Flow):
+    tag = "Controls"
+    show_interactive: rx.Var[bool]
+
+
+class MiniMap(_Flow):
+    tag = "MiniMap"
+    pannable: rx.Var[bool]
+    zoomable: rx.Var[bool]
+
+
+react_flow = ReactFlow.create
+flow_background = Background.create
+flow_controls = Controls.create
+flow_minimap = MiniMap.create

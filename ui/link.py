@@ -1,0 +1,133 @@
+"""The classroom's WebSocket loop: connect, decode frames, batch, reconnect with backoff.
+
+Framework-free: the Reflex background handler passes `apply`, which folds a batch of
+frames (and a connection status) into state and answers whether to keep going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+
+from shared_contracts.frames import ErrorFrame, ServerFrame, TextDelta
+from ui.room import Connection
+from ui.settings import WS_MAX_SIZE, auth_headers, ws_url
+
+log = logging.getLogger("ui.link")
+
+DECODER = msgspec.json.Decoder(ServerFrame)
+FLUSH_SECONDS = 0.05
+IDLE_TICK_SECONDS = 1.0
+BACKOFF_SECONDS = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+Apply = Callable[[list[Any], Connection | None], Awaitable[bool]]
+"""Folds frames (and a new connection status, if any) into state; False = stop."""
+
+
+def decode(raw: str | bytes) -> Any:
+    """One server frame, or an error frame describing why it could not be read."""
+    try:
+        return DECODER.decode(raw)
+    except msgspec.DecodeError as exc:
+        return ErrorFrame(code="bad_frame", message=f"The tutor sent something unreadable ({exc})")
+
+
+async def _pump(outbox: asyncio.Queue[bytes], ws: Any) -> None:
+    while True:
+        frame = await outbox.get()
+        await ws.send(frame.decode())
+
+
+async def _read(ws: Any, apply: Apply, flush_seconds: float, idle_seconds: float) -> bool:
+    """Reads until the socket closes (True: reconnect) or `apply` says stop (False)."""
+    loop = asyncio.get_running_loop()
+    batch: list[Any] = []
+    started = 0.0
+    while True:
+        wait = flush_seconds - (loop.time() - started)
+        timeout = max(0.0, wait) if batch else idle_seconds
+        try:
+            raw = await asyncio.wait_for(ws.recv(), timeout)
+        except TimeoutError:
+            keep_going = await apply(batch, None)
+            batch = []
+            if not keep_going:
+                return False
+            continue
+        frame = decode(raw)
+        if not batch:
+            started = loop.time()
+        batch.append(frame)
+        # Token deltas are batched; anything else is shown at once (with what came before).
+        if not isinstance(frame, TextDelta) or loop.time() - started >= flush_seconds:
+            keep_going = await apply(batch, None)
+            batch = []
+            if not keep_going:
+                return False
+
+
+def _refusal(exc: InvalidStatus) -> str | None:
+    """A message when the API refused for good (not found, not allowed); None = retry."""
+    code = exc.response.status_code
+    if code in (401, 403):
+        return "The API refused this page (check LH_API_TOKEN)."
+    if code == 404:
+        return "This session does not exist."
+    return None
+
+
+async def run_link(
+    chat_id: str,
+    outbox: asyncio.Queue[bytes],
+    apply: Apply,
+    on_error: Callable[[str], Awaitable[None]],
+    connect: Callable[..., Any] = ws_connect,
+    flush_seconds: float = FLUSH_SECONDS,
+    idle_seconds: float = IDLE_TICK_SECONDS,
+    backoff: tuple[float, ...] = BACKOFF_SECONDS,
+) -> None:
+    """Holds one classroom socket until `apply` says stop, reconnecting with backoff."""
+    failures = 0
+    while True:
+        if not await apply([], "connecting" if failures == 0 else "reconnecting"):
+            return
+        try:
+            async with connect(
+                ws_url(chat_id),
+                additional_headers=auth_headers(),
+                max_size=WS_MAX_SIZE,
+                open_timeout=5,
+                proxy=None,
+            ) as ws:
+                failures = 0
+                if not await apply([], "connected"):
+                    return
+                writer = asyncio.create_task(_pump(outbox, ws))
+                try:
+                    if not await _read(ws, apply, flush_seconds, idle_seconds):
+                        return
+                finally:
+                    writer.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                        await writer
+        except InvalidStatus as exc:
+            message = _refusal(exc)
+            if message is not None:
+                await on_error(message)
+                await apply([], "closed")
+                return
+            log.info("[chat %s] ws refused: %s", chat_id, exc)
+        except (OSError, TimeoutError, ConnectionClosed, InvalidHandshake, InvalidURI) as exc:
+            log.info("[chat %s] ws dropped: %s", chat_id, type(exc).__name__)
+        delay = backoff[min(failures, len(backoff) - 1)]
+        failures += 1
+        if not await apply([], "reconnecting"):
+            return
+        await asyncio.sleep(delay)

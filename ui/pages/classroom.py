@@ -1,0 +1,331 @@
+"""`/chat/[chat_id]`: conversation, plan tree, question dock, job cards and status line."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ui.components.chat_items import chat_item, verdict_line
+from ui.components.plan_panel import plan_panel
+from ui.render import OptionView
+from ui.state.room_state import RoomState
+
+S = RoomState
+
+
+def status_line() -> rx.Component:
+    return rx.hstack(
+        rx.badge(
+            rx.cond(
+                S.connection == "connected", rx.icon("wifi", size=14), rx.icon("wifi-off", size=14)
+            ),
+            S.connection_label,
+            color_scheme=rx.match(
+                S.connection, ("connected", "grass"), ("reconnecting", "amber"), "gray"
+            ),
+            id="connection-status",
+        ),
+        rx.cond(
+            S.tutor_label != "",
+            rx.badge(
+                rx.icon("graduation-cap", size=14),
+                S.tutor_label,
+                variant="outline",
+                id="tutor-label",
+            ),
+        ),
+        rx.cond(
+            S.turn_running, rx.hstack(rx.spinner(size="1"), rx.text("tutor is writing…", size="1"))
+        ),
+        rx.cond(
+            S.extracting,
+            rx.hstack(
+                rx.spinner(size="1"), rx.text("updating your graph…", size="1"), id="extracting"
+            ),
+        ),
+        rx.cond(
+            S.graph_notice != "",
+            rx.link(S.graph_notice, href="/", id="graph-notice", size="2"),
+        ),
+        spacing="3",
+        align="center",
+        wrap="wrap",
+    )
+
+
+def error_alert() -> rx.Component:
+    return rx.cond(
+        S.error != "",
+        rx.callout.root(
+            rx.callout.icon(rx.icon("triangle-alert")),
+            rx.callout.text(S.error),
+            rx.icon_button(
+                rx.icon("x", size=14),
+                on_click=S.dismiss_error,
+                variant="ghost",
+                size="1",
+                aria_label="Dismiss",
+            ),
+            color_scheme="red",
+            size="1",
+            role="alert",
+            id="room-error",
+        ),
+    )
+
+
+def _option(option: OptionView) -> rx.Component:
+    return rx.radio_cards.item(rx.text(option.text, size="3"), value=option.id)
+
+
+def _chip(option: OptionView) -> rx.Component:
+    return rx.button(
+        option.text,
+        type="button",
+        variant="soft",
+        radius="full",
+        size="1",
+        on_click=S.use_suggestion(option.text),
+    )
+
+
+def answer_control() -> rx.Component:
+    return rx.match(
+        S.q_kind,
+        (
+            "multiple_choice",
+            rx.radio_cards.root(
+                rx.foreach(S.q_options, _option),
+                value=S.choice,
+                on_value_change=S.pick_choice,
+                columns=rx.breakpoints(initial="1", sm="2"),
+                width="100%",
+                id="answer-choices",
+            ),
+        ),
+        (
+            "numeric",
+            rx.hstack(
+                rx.input(
+                    value=S.answer_text,
+                    on_change=S.set_answer_text,
+                    placeholder="a number, e.g. 0.5 or 1/2",
+                    input_mode="decimal",
+                    auto_focus=True,
+                    id="answer-input",
+                    name="answer",
+                    size="3",
+                    width="100%",
+                ),
+                rx.cond(S.q_unit != "", rx.text(S.q_unit)),
+                width="100%",
+                align="center",
+            ),
+        ),
+        (
+            "ask_user",
+            rx.vstack(
+                rx.hstack(rx.foreach(S.q_options, _chip), wrap="wrap", spacing="2"),
+                rx.input(
+                    value=S.answer_text,
+                    on_change=S.set_answer_text,
+                    placeholder="Your answer",
+                    auto_focus=True,
+                    id="answer-input",
+                    name="answer",
+                    size="3",
+                    width="100%",
+                ),
+                width="100%",
+            ),
+        ),
+        rx.input(
+            value=S.answer_text,
+            on_change=S.set_answer_text,
+            placeholder="Your answer",
+            auto_focus=True,
+            id="answer-input",
+            name="answer",
+            size="3",
+            width="100%",
+        ),
+    )
+
+
+def confidence_control() -> rx.Component:
+    return rx.hstack(
+        rx.text("How sure are you?", size="2"),
+        rx.segmented_control.root(
+            rx.segmented_control.item("Not said", value="unsaid"),
+            rx.segmented_control.item("Guessing", value="25"),
+            rx.segmented_control.item("Fairly", value="60"),
+            rx.segmented_control.item("Sure", value="90"),
+            value=rx.cond(S.confidence == "", "unsaid", S.confidence),
+            on_change=S.set_confidence,
+            size="1",
+        ),
+        align="center",
+        wrap="wrap",
+    )
+
+
+def question_dock() -> rx.Component:
+    return rx.cond(
+        S.q_visible,
+        rx.card(
+            rx.form(
+                rx.vstack(
+                    rx.text(
+                        rx.cond(S.q_kind == "ask_user", "The tutor asks", "Question"),
+                        size="1",
+                        weight="bold",
+                        color_scheme="gray",
+                    ),
+                    rx.text(S.q_prompt, size="4", weight="medium", id="question-prompt"),
+                    answer_control(),
+                    rx.cond(S.q_kind != "ask_user", confidence_control()),
+                    rx.cond(
+                        S.dock_hint != "",
+                        rx.text(S.dock_hint, color_scheme="red", size="2", id="dock-hint"),
+                    ),
+                    rx.hstack(
+                        rx.button(
+                            rx.cond(S.q_checking, "Checking…", "Submit"),
+                            type="submit",
+                            disabled=S.q_checking,
+                            size="3",
+                            id="submit-answer",
+                        ),
+                        rx.text("Enter submits", size="1", color_scheme="gray"),
+                        align="center",
+                    ),
+                    spacing="3",
+                    width="100%",
+                ),
+                on_submit=S.submit_answer,
+                reset_on_submit=False,
+            ),
+            width="100%",
+            id="question-dock",
+            class_name="lh-dock",
+        ),
+        rx.cond(
+            S.v_visible,
+            rx.card(
+                verdict_line(S.v_correct, S.v_expected, S.v_feedback), width="100%", id="verdict"
+            ),
+        ),
+    )
+
+
+def composer() -> rx.Component:
+    return rx.form(
+        rx.hstack(
+            rx.input(
+                value=S.draft,
+                on_change=S.set_draft,
+                placeholder="Ask or tell the tutor something…",
+                id="composer",
+                name="draft",
+                size="3",
+                width="100%",
+                max_length=16000,
+                disabled=S.q_visible,
+            ),
+            rx.button(
+                rx.icon("send", size=16),
+                "Send",
+                type="submit",
+                size="3",
+                id="send",
+                disabled=S.turn_running | S.q_visible,
+            ),
+            width="100%",
+        ),
+        on_submit=S.send_message,
+        reset_on_submit=False,
+        width="100%",
+    )
+
+
+def header() -> rx.Component:
+    return rx.hstack(
+        rx.link(
+            rx.hstack(rx.icon("arrow-left", size=16), rx.text("My graph")),
+            href="/",
+            on_click=S.leave,
+        ),
+        rx.heading(rx.cond(S.title != "", S.title, "Session"), size="4", trim="both"),
+        rx.spacer(),
+        rx.icon_button(
+            rx.icon("list-tree"),
+            on_click=S.toggle_plan,
+            variant="soft",
+            aria_label="Show or hide the plan",
+        ),
+        rx.button(
+            "End session",
+            on_click=S.end_session,
+            loading=S.extracting,
+            color_scheme="gray",
+            variant="outline",
+            id="end-session",
+        ),
+        rx.color_mode.button(),
+        width="100%",
+        align="center",
+        spacing="3",
+        padding_y="0.5em",
+    )
+
+
+@rx.page(route="/chat/[chat_id]", title="Classroom · Learning Harness", on_load=RoomState.open_room)
+def classroom() -> rx.Component:
+    conversation = rx.vstack(
+        status_line(),
+        error_alert(),
+        rx.vstack(
+            rx.cond(
+                S.items.length() == 0,
+                rx.text(
+                    "Say hello, or tell the tutor what you want to learn.", color_scheme="gray"
+                ),
+            ),
+            rx.foreach(S.items, chat_item),
+            spacing="3",
+            width="100%",
+            id="conversation",
+            aria_live="polite",
+        ),
+        question_dock(),
+        composer(),
+        spacing="3",
+        flex="1",
+        min_width="0",
+        width="100%",
+    )
+    return rx.container(
+        header(),
+        rx.flex(
+            conversation,
+            rx.cond(
+                S.plan_open,
+                rx.box(
+                    plan_panel(S.plan_goal, S.plan),
+                    width=rx.breakpoints(initial="100%", md="300px"),
+                    flex_shrink="0",
+                    padding="1em",
+                    border=f"1px solid {rx.color('gray', 5)}",
+                    border_radius="12px",
+                    position=rx.breakpoints(initial="static", md="sticky"),
+                    top="1em",
+                ),
+            ),
+            direction=rx.breakpoints(initial="column-reverse", md="row"),
+            gap="1.5em",
+            align="start",
+            width="100%",
+        ),
+        size="4",
+        padding_x="1em",
+        padding_bottom="3em",
+    )

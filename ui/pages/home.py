@@ -1,0 +1,277 @@
+"""`/`: the learner's knowledge graph, its legend, filters, node panel and sessions."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ui.components.flow import flow_background, flow_controls, flow_minimap, react_flow
+from ui.components.legend import legend
+from ui.graph_view import STATES, ProbeRow
+from ui.state.home_state import ChatRow, HomeState
+from ui.state.room_state import RoomState
+
+H = HomeState
+
+
+def new_session_button(label: str, size: str = "3") -> rx.Component:
+    return rx.button(
+        rx.icon("plus"),
+        label,
+        on_click=H.new_session,
+        loading=H.creating,
+        size=size,
+        id="new-session",
+    )
+
+
+def empty_state() -> rx.Component:
+    return rx.center(
+        rx.vstack(
+            rx.icon("network", size=48, color=rx.color("accent", 9)),
+            rx.heading("Your knowledge graph starts here", size="6"),
+            rx.text(
+                "Learn with the tutor; what you show you understand becomes a map of "
+                "what you know.",
+                size="3",
+                color_scheme="gray",
+                text_align="center",
+            ),
+            rx.button(
+                rx.icon("sparkles"),
+                "Start your first session",
+                on_click=H.new_session,
+                loading=H.creating,
+                size="4",
+                id="start-first-session",
+            ),
+            align="center",
+            spacing="4",
+            max_width="32em",
+        ),
+        height="60vh",
+        id="empty-state",
+    )
+
+
+def _probe(probe: ProbeRow) -> rx.Component:
+    return rx.box(
+        rx.text(probe.question, size="2", weight="medium"),
+        rx.text("Your answer: ", probe.answer, size="2"),
+        rx.text(
+            probe.verdict,
+            " · ",
+            probe.when,
+            " · session ",
+            rx.link(probe.session, href="/chat/" + probe.session),
+            size="1",
+            color_scheme="gray",
+        ),
+        padding_y="0.4em",
+        border_bottom=f"1px solid {rx.color('gray', 4)}",
+    )
+
+
+def node_panel() -> rx.Component:
+    d = H.selected
+    return rx.vstack(
+        rx.hstack(
+            rx.badge(
+                d.icon,
+                " ",
+                d.state_label,
+                color_scheme=rx.match(
+                    d.state,
+                    ("verified", "grass"),
+                    ("shaky", "amber"),
+                    ("misconception", "red"),
+                    "gray",
+                ),
+                size="2",
+            ),
+            rx.cond(
+                d.kind == "misconception",
+                rx.badge("misconception", variant="outline", color_scheme="red"),
+            ),
+            rx.spacer(),
+            rx.icon_button(
+                rx.icon("x", size=16), on_click=H.close_detail, variant="ghost", aria_label="Close"
+            ),
+            width="100%",
+            align="center",
+        ),
+        rx.heading(d.statement, size="4", id="node-statement"),
+        rx.heading("Evidence", size="2"),
+        rx.cond(
+            d.quotes.length() > 0,
+            rx.vstack(rx.foreach(d.quotes, lambda q: rx.blockquote(q, size="2")), spacing="2"),
+            rx.text("No quotes recorded.", size="2", color_scheme="gray"),
+        ),
+        rx.heading("Probe history", size="2"),
+        rx.cond(
+            d.probes.length() > 0,
+            rx.vstack(rx.foreach(d.probes, _probe), spacing="0", width="100%"),
+            rx.text("Not checked by a question yet.", size="2", color_scheme="gray"),
+        ),
+        rx.heading("Sessions", size="2"),
+        rx.hstack(
+            rx.foreach(d.sessions, lambda s: rx.link(s, href="/chat/" + s, size="2")), wrap="wrap"
+        ),
+        spacing="3",
+        width="100%",
+        id="node-panel",
+    )
+
+
+def _chat_row(row: ChatRow) -> rx.Component:
+    return rx.link(
+        rx.box(
+            rx.text(row.title, weight="medium", size="2"),
+            rx.text(row.when, " · ", row.turns, " turns", size="1", color_scheme="gray"),
+            padding="0.5em",
+            border_radius="8px",
+            _hover={"background": rx.color("gray", 3)},
+        ),
+        href=row.href,
+        underline="none",
+        color="inherit",
+    )
+
+
+def sessions_panel() -> rx.Component:
+    return rx.vstack(
+        rx.hstack(
+            rx.heading("Sessions", size="3"),
+            rx.spacer(),
+            new_session_button("New session", "2"),
+            width="100%",
+            align="center",
+        ),
+        rx.cond(
+            H.chats.length() > 0,
+            rx.vstack(rx.foreach(H.chats, _chat_row), spacing="1", width="100%", id="chat-list"),
+            rx.text("No sessions yet.", size="2", color_scheme="gray"),
+        ),
+        spacing="2",
+        width="100%",
+    )
+
+
+def filters() -> rx.Component:
+    return rx.hstack(
+        rx.text("Show", size="2"),
+        rx.select.root(
+            rx.select.trigger(aria_label="Filter by state"),
+            rx.select.content(
+                rx.select.item("all states", value="all"),
+                *[rx.select.item(s, value=s) for s in STATES],
+            ),
+            value=H.filter_state,
+            on_change=H.set_filter_state,
+        ),
+        rx.select.root(
+            rx.select.trigger(aria_label="Filter by session"),
+            rx.select.content(
+                rx.select.item("all sessions", value="all"),
+                rx.foreach(H.session_ids, lambda s: rx.select.item(s, value=s)),
+            ),
+            value=H.filter_session,
+            on_change=H.set_filter_session,
+        ),
+        rx.text(H.shown_total, " of ", H.node_total, " shown", size="2", color_scheme="gray"),
+        align="center",
+        wrap="wrap",
+        spacing="2",
+    )
+
+
+def graph_canvas() -> rx.Component:
+    return rx.box(
+        react_flow(
+            flow_background(gap=24),
+            flow_controls(show_interactive=False),
+            flow_minimap(pannable=True, zoomable=True),
+            key=H.flow_key,
+            default_nodes=H.nodes,
+            default_edges=H.edges,
+            fit_view=True,
+            min_zoom=0.2,
+            max_zoom=2.0,
+            nodes_connectable=False,
+            color_mode=rx.color_mode_cond("light", "dark"),
+            on_node_click=H.select_node,
+        ),
+        width="100%",
+        height=rx.breakpoints(initial="60vh", md="calc(100vh - 190px)"),
+        min_height="360px",
+        border=f"1px solid {rx.color('gray', 5)}",
+        border_radius="12px",
+        overflow="hidden",
+        id="graph",
+    )
+
+
+def header() -> rx.Component:
+    return rx.vstack(
+        rx.hstack(
+            rx.heading("What I know", size="6"),
+            rx.spacer(),
+            new_session_button("New session"),
+            rx.color_mode.button(),
+            width="100%",
+            align="center",
+        ),
+        rx.cond(H.node_total > 0, legend(H.counts)),
+        rx.cond(
+            H.updating,
+            rx.callout("Updating your graph…", icon="refresh-cw", size="1", id="graph-updating"),
+            rx.cond(
+                H.new_count > 0,
+                rx.callout(
+                    H.new_count.to_string() + " things from your last session are highlighted.",
+                    icon="sparkles",
+                    size="1",
+                    color_scheme="grass",
+                    id="graph-new",
+                ),
+            ),
+        ),
+        rx.cond(
+            H.error != "",
+            rx.callout(H.error, icon="triangle-alert", color_scheme="red", size="1", role="alert"),
+        ),
+        width="100%",
+        spacing="3",
+    )
+
+
+@rx.page(route="/", title="Learning Harness", on_load=[RoomState.leave, HomeState.load])
+def home() -> rx.Component:
+    body = rx.cond(
+        H.node_total == 0,
+        rx.cond(
+            H.loading | H.updating, rx.center(rx.spinner(size="3"), height="40vh"), empty_state()
+        ),
+        rx.vstack(filters(), graph_canvas(), width="100%", spacing="2"),
+    )
+    return rx.container(
+        header(),
+        rx.flex(
+            rx.box(body, flex="1", min_width="0"),
+            rx.box(
+                rx.cond(H.has_selected, node_panel(), sessions_panel()),
+                width=rx.breakpoints(initial="100%", md="340px"),
+                flex_shrink="0",
+                padding="1em",
+                border=f"1px solid {rx.color('gray', 5)}",
+                border_radius="12px",
+                max_height=rx.breakpoints(initial="none", md="calc(100vh - 150px)"),
+                overflow_y="auto",
+            ),
+            direction=rx.breakpoints(initial="column", md="row"),
+            gap="1.5em",
+            width="100%",
+            padding_top="1em",
+        ),
+        size="4",
+        padding_x="1em",
+    )

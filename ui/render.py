@@ -1,0 +1,270 @@
+"""Projection of a `Room` into flat, render-ready values (the public state vars).
+
+Only what the page shows leaves this module: tool inputs are never copied wholesale
+(a quiz part's input can hold its key), only the prompt and suggestions are.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from typing import Any
+
+from shared_contracts.chat import TextPart, ToolPart
+from shared_contracts.jobs import DemoPage, Job, ResearchNote, Visual
+from shared_contracts.plan import PlanTree
+from shared_contracts.tools import GradedOutput, JobOutput, ReplyOutput
+from ui.chart_svg import chart_svg
+from ui.room import Room
+
+CSP_META = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">"
+)
+"""Prefixed to every demo page: the sandboxed frame may run scripts but reach nothing."""
+
+PLAN_TOOLS = frozenset({"plan_init", "plan_add", "plan_update", "plan_mark_done"})
+JOB_LABELS = {"research": "Research note", "demo": "Interactive demo", "visual": "Diagram"}
+
+
+@dataclasses.dataclass
+class SourceLink:
+    title: str = ""
+    url: str = ""
+
+
+@dataclasses.dataclass
+class ChatItem:
+    """One block of the conversation: text, an asked question, or a job card."""
+
+    key: str = ""
+    kind: str = "text"  # text | quiz | ask | job
+    role: str = "assistant"
+    text: str = ""
+    prompt: str = ""
+    given: str = ""
+    graded: bool = False
+    correct: bool = False
+    expected: str = ""
+    feedback: str = ""
+    job_kind: str = ""
+    job_label: str = ""
+    status: str = ""
+    running: bool = False
+    title: str = ""
+    body: str = ""
+    caveat: str = ""
+    sources: list[SourceLink] = dataclasses.field(default_factory=list)
+    demo_doc: str = ""
+    image_uri: str = ""
+    caption: str = ""
+    error: str = ""
+
+
+@dataclasses.dataclass
+class PlanRow:
+    id: str = ""
+    title: str = ""
+    summary: str = ""
+    depth: int = 0
+    indent: str = "0px"
+    status: str = "pending"
+    done: bool = False
+    current: bool = False
+
+
+@dataclasses.dataclass
+class OptionView:
+    id: str = ""
+    text: str = ""
+
+
+def answer_text(answer: Any) -> str:
+    """An answer value (text, number or list) as the learner would read it."""
+    if isinstance(answer, list):
+        return ", ".join(str(a) for a in answer)
+    if isinstance(answer, float) and answer.is_integer():
+        return str(int(answer))
+    return str(answer)
+
+
+def svg_data_uri(svg: str) -> str:
+    """An SVG as an <img> source: scripts inside an image never run."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
+    output = part.output if isinstance(part.output, JobOutput) else None
+    status = job.status if job is not None else (output.status if output else "pending")
+    result = job.result if job is not None and job.result is not None else None
+    if result is None and output is not None:
+        result = output.result
+    error = (job.error if job is not None else "") or (output.error if output else "")
+    item = ChatItem(
+        key=key,
+        kind="job",
+        job_kind=part.tool_name,
+        job_label=JOB_LABELS.get(part.tool_name, part.tool_name),
+        status=status,
+        running=status in ("pending", "running"),
+        error=error or (part.error if part.state == "output-error" else ""),
+    )
+    if isinstance(result, ResearchNote):
+        item.title, item.body, item.caveat = result.title, result.body, result.caveat
+        item.sources = [SourceLink(title=s.title, url=s.url) for s in result.sources]
+    elif isinstance(result, DemoPage):
+        item.title, item.demo_doc = result.title, CSP_META + result.html
+    elif isinstance(result, Visual):
+        item.title, item.caption = result.title, result.caption
+        if result.svg:
+            item.image_uri = svg_data_uri(result.svg)
+        elif result.chart is not None:
+            item.image_uri = svg_data_uri(chart_svg(result.chart))
+    if not item.title:
+        brief = part.input.get("brief") or part.input.get("question") or ""
+        item.title = str(brief)[:200]
+    return item
+
+
+def _question_prompt(part: ToolPart) -> str:
+    if part.tool_name == "ask_user_question":
+        return str(part.input.get("prompt", ""))
+    question = part.input.get("question")
+    return str(question.get("prompt", "")) if isinstance(question, dict) else ""
+
+
+def _tool_item(part: ToolPart, room: Room, key: str) -> ChatItem | None:
+    if part.tool_name in PLAN_TOOLS:
+        return None
+    if part.job_id is not None or part.tool_name in JOB_LABELS:
+        job = room.jobs.get(part.job_id) if part.job_id else None
+        return _job_item(part, job, key)
+    if part.tool_name not in ("quiz", "ask_user_question"):
+        return None
+    kind = "quiz" if part.tool_name == "quiz" else "ask"
+    item = ChatItem(key=key, kind=kind, prompt=_question_prompt(part))
+    output = part.output
+    if isinstance(output, GradedOutput):
+        item.given, item.graded = answer_text(output.answer), True
+        item.correct, item.expected = output.verdict.correct, output.verdict.expected
+        item.feedback = output.verdict.feedback
+    elif isinstance(output, ReplyOutput):
+        item.given = output.answer
+    verdict = room.last_verdict
+    if verdict is not None and verdict.tool_call_id == part.tool_call_id and not item.graded:
+        item.graded, item.correct = True, verdict.correct
+        item.expected, item.feedback = verdict.expected, verdict.feedback
+    return item
+
+
+def chat_items(room: Room) -> list[ChatItem]:
+    """The conversation as render blocks, in order; plan tool calls go to the plan panel."""
+    items: list[ChatItem] = []
+    for message in room.messages:
+        for index, part in enumerate(message.parts):
+            key = f"{message.id}:{index}"
+            if isinstance(part, TextPart):
+                if part.text:
+                    items.append(ChatItem(key=key, role=message.role, text=part.text))
+                continue
+            item = _tool_item(part, room, key)
+            if item is not None:
+                items.append(item)
+    return items
+
+
+def plan_rows(plan: PlanTree | None) -> list[PlanRow]:
+    """The plan tree flattened depth-first (parents before children), with indents."""
+    if plan is None:
+        return []
+    known = {n.id for n in plan.nodes}
+    children: dict[str | None, list] = {}
+    for node in plan.nodes:
+        parent = node.parent if node.parent in known else None
+        children.setdefault(parent, []).append(node)
+    rows: list[PlanRow] = []
+    seen: set[str] = set()
+
+    def walk(parent: str | None, depth: int) -> None:
+        for node in children.get(parent, []):
+            if node.id in seen:
+                continue
+            seen.add(node.id)
+            rows.append(
+                PlanRow(
+                    id=node.id,
+                    title=node.title,
+                    summary=node.summary,
+                    depth=depth,
+                    indent=f"{depth * 16}px",
+                    status=node.status,
+                    done=node.status == "done",
+                    current=node.id == plan.current or node.status == "active",
+                )
+            )
+            walk(node.id, depth + 1)
+
+    walk(None, 0)
+    return rows
+
+
+def dock(room: Room) -> dict[str, Any]:
+    """The question dock's vars: the pending question (never a key) and the last verdict."""
+    pending = room.pending
+    verdict = room.last_verdict
+    out: dict[str, Any] = {
+        "q_visible": pending is not None,
+        "q_id": pending.tool_call_id if pending else "",
+        "q_kind": pending.question.kind if pending else "",
+        "q_prompt": pending.question.prompt if pending else "",
+        "q_unit": pending.question.unit if pending else "",
+        "q_options": [OptionView(id=o.id, text=o.text) for o in pending.question.options]
+        if pending
+        else [],
+        "q_checking": bool(pending and room.submitted == pending.tool_call_id),
+        "v_visible": verdict is not None,
+        "v_correct": bool(verdict and verdict.correct),
+        "v_expected": verdict.expected if verdict else "",
+        "v_feedback": verdict.feedback if verdict else "",
+    }
+    return out
+
+
+CONNECTION_LABELS = {
+    "idle": "Not connected",
+    "connecting": "Connecting…",
+    "connected": "Connected",
+    "reconnecting": "Reconnecting…",
+    "closed": "Disconnected",
+}
+
+
+def status(room: Room) -> dict[str, Any]:
+    """The status line: connection, tutor label, extraction and errors."""
+    if not room.loaded:
+        tutor = ""
+    elif room.offline:
+        tutor = "Offline tutor"
+    else:
+        tutor = room.model
+    return {
+        "connection": room.connection,
+        "connection_label": CONNECTION_LABELS[room.connection],
+        "tutor_label": tutor,
+        "title": room.title,
+        "turn_running": room.turn_running,
+        "extracting": room.extracting,
+        "graph_notice": room.graph_notice,
+        "error": room.errors[-1] if room.errors else "",
+    }
+
+
+def project(room: Room) -> dict[str, Any]:
+    """Every public classroom var, computed from the room."""
+    return {
+        "items": chat_items(room),
+        "plan_goal": room.plan.goal if room.plan else "",
+        "plan": plan_rows(room.plan),
+        **dock(room),
+        **status(room),
+    }

@@ -1,0 +1,1 @@
+"""Reflex states: the API client side of the UI (one module per page)."""

@@ -1,0 +1,164 @@
+"""Home: the knowledge graph, its filters and side panel, and the list of sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+import reflex as rx
+
+from shared_contracts.chat import ChatSummary
+from shared_contracts.graph import GraphSnapshot
+from ui import api, graph_view
+from ui.graph_view import NodeDetail, StateCount
+
+POLL_SECONDS = 1.0
+POLL_ROUNDS = 45
+
+
+@dataclasses.dataclass
+class ChatRow:
+    id: str = ""
+    title: str = ""
+    when: str = ""
+    turns: int = 0
+    href: str = ""
+
+
+def chat_rows(chats: list[ChatSummary]) -> list[ChatRow]:
+    """Sessions newest first, as list rows."""
+    ordered = sorted(chats, key=lambda c: c.updated_at, reverse=True)
+    return [
+        ChatRow(
+            id=c.id,
+            title=c.title or "Untitled session",
+            when=c.updated_at.strftime("%Y-%m-%d %H:%M"),
+            turns=c.turns,
+            href=f"/chat/{c.id}",
+        )
+        for c in ordered
+    ]
+
+
+def has_session(snapshot: GraphSnapshot, chat_id: str) -> bool:
+    """True once the graph holds anything folded from `chat_id`."""
+    return any(s.chat_id == chat_id for s in snapshot.sessions) or any(
+        chat_id in n.sessions for n in snapshot.nodes
+    )
+
+
+class HomeState(rx.State):
+    """Derived, render-ready graph vars; the raw snapshot stays server-side."""
+
+    loading: bool = True
+    error: str = ""
+    nodes: rx.Field[list[dict[str, Any]]] = rx.field(default_factory=list)
+    edges: rx.Field[list[dict[str, Any]]] = rx.field(default_factory=list)
+    node_total: int = 0
+    shown_total: int = 0
+    counts: rx.Field[list[StateCount]] = rx.field(default_factory=list)
+    session_ids: rx.Field[list[str]] = rx.field(default_factory=list)
+    filter_state: str = "all"
+    filter_session: str = "all"
+    flow_key: str = "empty"
+    selected: NodeDetail = NodeDetail()
+    has_selected: bool = False
+    chats: rx.Field[list[ChatRow]] = rx.field(default_factory=list)
+    updating: bool = False
+    highlight: str = ""
+    new_count: int = 0
+    creating: bool = False
+
+    _graph: GraphSnapshot = GraphSnapshot()
+    _version: int = 0
+
+    def _refresh_view(self) -> None:
+        graph = self._graph
+        state = "" if self.filter_state == "all" else self.filter_state
+        session = "" if self.filter_session == "all" else self.filter_session
+        shown = graph_view.filtered(graph, state, session)
+        self.nodes = graph_view.flow_nodes(shown, graph.edges, self.highlight)
+        self.edges = graph_view.flow_edges(shown, graph.edges)
+        self.node_total = len(graph.nodes)
+        self.shown_total = len(shown)
+        self.counts = graph_view.counts(graph)
+        self.session_ids = graph_view.sessions(graph)
+        self.new_count = sum(1 for n in graph.nodes if self.highlight in n.sessions)
+        self._version += 1
+        self.flow_key = f"{self._version}-{self.filter_state}-{self.filter_session}"
+
+    def _store(self, graph: GraphSnapshot) -> None:
+        self._graph = graph
+        self._refresh_view()
+        if self.has_selected:
+            found = graph_view.detail(graph, self.selected.id)
+            self.has_selected = found is not None
+            self.selected = found or NodeDetail()
+
+    @rx.event(background=True)
+    async def load(self) -> None:
+        """on_load: fetches the graph and sessions; after a session ends, waits for its fold."""
+        async with self:
+            after = self.router.url.query_parameters.get("after", "")
+            self.highlight = after
+            self.loading, self.error, self.updating = True, "", bool(after)
+        try:
+            graph, chats = await asyncio.gather(api.get_graph(), api.list_chats())
+        except api.ApiError as exc:
+            async with self:
+                self.loading, self.updating, self.error = False, False, str(exc)
+            return
+        async with self:
+            self._store(graph)
+            self.chats = chat_rows(chats)
+            self.loading = False
+        rounds = 0
+        while after and not has_session(graph, after) and rounds < POLL_ROUNDS:
+            rounds += 1
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                graph = await api.get_graph()
+            except api.ApiError:
+                continue
+            async with self:
+                if self.highlight != after:
+                    return
+                self._store(graph)
+        async with self:
+            self.updating = False
+
+    @rx.event
+    def select_node(self, node_id: str) -> None:
+        found = graph_view.detail(self._graph, node_id)
+        self.has_selected = found is not None
+        self.selected = found or NodeDetail()
+
+    @rx.event
+    def close_detail(self) -> None:
+        self.has_selected = False
+
+    @rx.event
+    def set_filter_state(self, value: str) -> None:
+        self.filter_state = value
+        self._refresh_view()
+
+    @rx.event
+    def set_filter_session(self, value: str) -> None:
+        self.filter_session = value
+        self._refresh_view()
+
+    @rx.event
+    async def new_session(self):
+        """Creates a chat and opens its classroom."""
+        if self.creating:
+            return None
+        self.creating = True
+        try:
+            chat = await api.create_chat()
+        except api.ApiError as exc:
+            self.error = f"Could not start a session: {exc}"
+            return None
+        finally:
+            self.creating = False
+        return rx.redirect(f"/chat/{chat.id}")

@@ -1,0 +1,243 @@
+"""The classroom's state: one WebSocket per open chat, held by a background task."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import msgspec
+import reflex as rx
+
+from shared_contracts.base import ID_PATTERN
+from shared_contracts.frames import UserMessage
+from ui import api, outbox, render
+from ui.answers import build_answer
+from ui.link import run_link
+from ui.render import ChatItem, OptionView, PlanRow
+from ui.room import (
+    Room,
+    answer_sent,
+    apply_frames,
+    extraction_started,
+    missing_job_results,
+    user_sent,
+    with_connection,
+    with_error,
+    with_job,
+)
+
+ENCODER = msgspec.json.Encoder()
+_ID = re.compile(ID_PATTERN)
+_PATH = re.compile(r"^/chat/([^/]+)/?$")
+
+
+def chat_id_from_path(path: str) -> str:
+    """`/chat/<id>` → `<id>` when it is a valid id, else ""."""
+    match = _PATH.match(path)
+    tail = match.group(1) if match else ""
+    return tail if _ID.match(tail) and "\n" not in tail else ""
+
+
+def _client_alive(token: str) -> bool:
+    """False once the browser tab behind `token` has disconnected (no token: unknown, alive)."""
+    if not token:
+        return True
+    from ui.app import app  # lazy: the app module imports the pages that import this state
+
+    namespace = app.event_namespace
+    return namespace is None or token in namespace.token_to_sid
+
+
+class RoomState(rx.State):
+    """Public vars are the render projection of `_room`; nothing secret is ever public."""
+
+    room_id: str = ""
+    items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
+    plan_goal: str = ""
+    plan: rx.Field[list[PlanRow]] = rx.field(default_factory=list)
+    q_visible: bool = False
+    q_id: str = ""
+    q_kind: str = ""
+    q_prompt: str = ""
+    q_unit: str = ""
+    q_options: rx.Field[list[OptionView]] = rx.field(default_factory=list)
+    q_checking: bool = False
+    v_visible: bool = False
+    v_correct: bool = False
+    v_expected: str = ""
+    v_feedback: str = ""
+    connection: str = "idle"
+    connection_label: str = "Not connected"
+    tutor_label: str = ""
+    title: str = ""
+    turn_running: bool = False
+    extracting: bool = False
+    graph_notice: str = ""
+    error: str = ""
+
+    draft: str = ""
+    choice: str = ""
+    answer_text: str = ""
+    confidence: str = ""
+    dock_hint: str = ""
+    plan_open: bool = True
+
+    _room: Room = Room()
+    _generation: int = 0
+    _sent: int = 0
+
+    def _publish(self, room: Room) -> None:
+        """Stores the room and assigns only the public vars whose value changed."""
+        self._room = room
+        for name, value in render.project(room).items():
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+
+    def _box(self) -> str:
+        return outbox.key(self.router.session.client_token, self.room_id)
+
+    @rx.event(background=True)
+    async def open_room(self) -> None:
+        """on_load: (re)opens the socket for the chat in the URL and holds it until leave."""
+        async with self:
+            chat_id = chat_id_from_path(self.router.url.path)
+            self._generation += 1
+            generation = self._generation
+            token = self.router.session.client_token
+            self.room_id = chat_id
+            self.draft = self.choice = self.answer_text = self.confidence = self.dock_hint = ""
+            self._publish(Room(chat_id=chat_id))
+            if not chat_id:
+                self._publish(with_error(self._room, "This is not a session address."))
+                return
+            box = self._box()
+        queue = outbox.open_box(box)
+        fetched: set[str] = set()
+
+        async def apply(frames: list[Any], connection: Any) -> bool:
+            async with self:
+                if self._generation != generation or not _client_alive(token):
+                    return False
+                room = apply_frames(self._room, frames)
+                if connection is not None:
+                    room = with_connection(room, connection)
+                if room is not self._room:
+                    self._publish(room)
+                missing = [j for j in missing_job_results(room) if j not in fetched]
+            for job_id in missing:
+                fetched.add(job_id)
+                await self._fetch_job(job_id, generation)
+            return True
+
+        async def on_error(message: str) -> None:
+            async with self:
+                if self._generation == generation:
+                    self._publish(with_error(self._room, message))
+
+        try:
+            await run_link(chat_id, queue, apply, on_error)
+        finally:
+            outbox.close_box(box, queue)
+
+    async def _fetch_job(self, job_id: str, generation: int) -> None:
+        try:
+            job = await api.get_job(job_id)
+        except api.ApiError as exc:
+            job, message = None, str(exc)
+        async with self:
+            if self._generation != generation:
+                return
+            if job is None:
+                self._publish(with_error(self._room, message))
+            else:
+                self._publish(with_job(self._room, job))
+
+    @rx.event
+    def leave(self) -> None:
+        """Stops this tab's socket task (it notices within a second)."""
+        self._generation += 1
+
+    @rx.event
+    def set_draft(self, value: str) -> None:
+        self.draft = value
+
+    @rx.event
+    def send_message(self, form_data: dict | None = None) -> None:
+        """Sends the composer's text as a `user_message` frame."""
+        text = self.draft.strip()
+        if not text:
+            return
+        if self.turn_running:
+            self._publish(with_error(self._room, "The tutor is still answering; wait a moment."))
+            return
+        self._sent += 1
+        client_id = f"local-{self._sent}"
+        frame = ENCODER.encode(UserMessage(text=text[:16_000], client_id=client_id))
+        if not outbox.post(self._box(), frame):
+            self._publish(with_error(self._room, "Not connected yet; try again in a moment."))
+            return
+        self.draft = ""
+        self._publish(user_sent(self._room, text, client_id))
+
+    @rx.event
+    def pick_choice(self, option_id: str) -> None:
+        self.choice = option_id
+        self.dock_hint = ""
+
+    @rx.event
+    def set_answer_text(self, value: str) -> None:
+        self.answer_text = value
+        self.dock_hint = ""
+
+    @rx.event
+    def use_suggestion(self, text: str) -> None:
+        self.answer_text = text
+
+    @rx.event
+    def set_confidence(self, value: str | list[str]) -> None:
+        choice = value[0] if isinstance(value, list) and value else value
+        self.confidence = "" if not isinstance(choice, str) or choice == "unsaid" else choice
+
+    @rx.event
+    def submit_answer(self, form_data: dict | None = None) -> None:
+        """Sends the dock's answer as an `answer` frame; the server grades it."""
+        if not self.q_visible or self.q_checking:
+            return
+        frame = build_answer(self.q_id, self.q_kind, self.choice, self.answer_text, self.confidence)
+        if isinstance(frame, str):
+            self.dock_hint = frame
+            return
+        if not outbox.post(self._box(), ENCODER.encode(frame)):
+            self.dock_hint = "Not connected; your answer was not sent. Try again in a moment."
+            return
+        self.choice = self.answer_text = self.dock_hint = ""
+        self._publish(answer_sent(self._room, self.q_id))
+
+    @rx.event
+    def toggle_plan(self) -> None:
+        self.plan_open = not self.plan_open
+
+    @rx.event
+    def dismiss_error(self) -> None:
+        self._publish(msgspec.structs.replace(self._room, errors=()))
+
+    @rx.event(background=True)
+    async def end_session(self):
+        """Runs the session-end extraction flush, then goes home to watch the graph grow."""
+        async with self:
+            chat_id = self.room_id
+            if not chat_id or self.extracting:
+                return
+            self._publish(extraction_started(self._room))
+        try:
+            await api.extract(chat_id)
+        except api.ApiError as exc:
+            async with self:
+                room = msgspec.structs.replace(self._room, extracting=False)
+                self._publish(with_error(room, f"Could not end the session: {exc}"))
+            return
+        await asyncio.sleep(0)
+        async with self:
+            self._generation += 1
+        return rx.redirect(f"/?after={chat_id}")
