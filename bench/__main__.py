@@ -23,6 +23,7 @@ from bench.context import BenchContext
 from bench.harness import Result, exit_code, not_runnable, table
 from bench.machine import describe, machine_info
 from bench.registry import BENCHMARKS, load
+from bench.wsclient import BUSY_RETRIES
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.json"
 
@@ -57,6 +58,13 @@ def run(ids: list[str], *, quick: bool, rounds: int | None, out: Path) -> tuple[
                 got = [not_runnable(bench_id, "crashed", f"{type(exc).__name__}: {exc}")]
             for result in got:
                 result.extra["seconds"] = round(time.perf_counter() - started, 2)
+                if BUSY_RETRIES[0]:
+                    result.extra["busy_retries"] = BUSY_RETRIES[0]
+                    result.note = (result.note + "; " if result.note else "") + (
+                        f"{BUSY_RETRIES[0]} turn(s) refused as busy right after turn_finished"
+                        " (retried)"
+                    )
+            BUSY_RETRIES[0] = 0
             results.extend(got)
         info["rounds"] = ctx.rounds
     info["loadavg_end"] = list(os.getloadavg())

@@ -281,7 +281,8 @@ def serve_fake_openai() -> None:
         users = [m for m in body.get("messages", []) if m.get("role") == "user"]
         content = users[-1].get("content", "") if users else ""
         n = tokens_asked(content if isinstance(content, str) else "")
-        return Stream([*text_chunks(*[TOKEN] * n), *finish_chunk("stop")])
+        # Distinct chunks: litellm aborts a stream that repeats one chunk many times.
+        return Stream([*text_chunks(*(f"t{i} " for i in range(n))), *finish_chunk("stop")])
 
     from tests.agents.fake_openai import FakeOpenAI
 

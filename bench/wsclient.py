@@ -63,8 +63,14 @@ def user_message(tokens: int) -> str:
     return msgspec.json.encode({"type": "user_message", "text": f"tokens:{tokens}"}).decode()
 
 
+BUSY_RETRIES: list[int] = [0]
+"""How often a turn was refused as busy right after the previous `turn_finished` (a race
+in the server: the frame can reach the client before the chat is released)."""
+
+
 async def turn(ws: ClientConnection, tokens: int) -> None:
-    """One turn asking for `tokens` chunks; returns when `turn_finished` arrives."""
+    """One turn asking for `tokens` chunks; returns when `turn_finished` arrives. A `busy`
+    refusal is retried (and counted in `BUSY_RETRIES`)."""
     await ws.send(user_message(tokens))
     while True:
         text = await ws.recv()
@@ -72,6 +78,11 @@ async def turn(ws: ClientConnection, tokens: int) -> None:
             if '"reason":"stop"' not in text:
                 raise RuntimeError(f"turn did not finish cleanly: {text[:200]}")
             return
+        if '"code":"busy"' in text:
+            BUSY_RETRIES[0] += 1
+            await anyio.sleep(0.001)
+            await ws.send(user_message(tokens))
+            continue
         if '"type":"error"' in text:
             raise RuntimeError(f"server error frame: {text[:300]}")
 
