@@ -16,6 +16,8 @@ from shared_contracts.model_io import ModelMessage, ModelRequest, Usage
 
 class TraceEvent(Record, tag_field="type", kw_only=True):
     seq: int
+    scope: str = ""
+    """The unit the event belongs to: `turn:3`, `job:<id>`, `extraction:<run>`, `learner`."""
 
 
 class InboundFrameEvent(TraceEvent, tag="inbound", kw_only=True):
@@ -95,6 +97,21 @@ class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True):
     graph_hash_after: str = ""
 
 
+class MarkEvent(TraceEvent, tag="mark", kw_only=True):
+    """A boundary: a chat created, a turn or a teacher step begun (replay orders concurrent
+    units by turn and step marks). `graph_counts`/`graph_hash`: the graph ledgers then;
+    `config`: each role's model and the thresholds a replay needs."""
+
+    mark: Literal["chat_created", "turn_started", "step"]
+    turn: int = 0
+    step: int = 0
+    title: str = ""
+    at: datetime | None = None
+    config: dict[str, str] = msgspec.field(default_factory=dict)
+    graph_counts: dict[str, int] = msgspec.field(default_factory=dict)
+    graph_hash: str = ""
+
+
 class ClockEvent(TraceEvent, tag="clock", kw_only=True):
     value: datetime
 
@@ -120,6 +137,7 @@ AnyTraceEvent = (
     | QuizEvent
     | JobTraceEvent
     | ExtractionEvent
+    | MarkEvent
     | ClockEvent
     | IdEvent
     | CheckpointEvent

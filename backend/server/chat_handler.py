@@ -35,7 +35,7 @@ from backend.core.record_ops import (
     upsert_message,
 )
 from backend.core.views import chat_view, public_part
-from backend.server import turn_service
+from backend.server import tracing, turn_service
 from shared_contracts.chat import ChatRecord, Message, Part, TextPart, ToolPart
 from shared_contracts.frames import (
     Answer,
@@ -78,6 +78,8 @@ class HandlerConfig:
     max_steps: int = 12
     offline: bool = True
     model_label: str = "offline"
+    template: str | None = None
+    """A teacher prompt template to use instead of the packaged one (replay experiments)."""
 
 
 @dataclass
@@ -104,7 +106,9 @@ class ChatHandler:
         ids: IdGen,
         seams: turn_service.TurnSeams,
         config: HandlerConfig | None = None,
+        tracer: tracing.Tracer | None = None,
     ) -> None:
+        self.trace = tracer or tracing.NO_TRACE
         self.chats = chats
         self.model = model
         self.clock = clock
@@ -125,6 +129,7 @@ class ChatHandler:
             model=self.config.model_label,
         )
         await self.chats.create(record)
+        await self.trace.chat_created(record)
         return record
 
     async def view(self, chat_id: str):
@@ -194,6 +199,7 @@ class ChatHandler:
 
         async def start(turn: _Turn) -> None:
             await self._persist_answer(turn.chat_id, answered)
+            await self.trace.quiz_graded(turn.chat_id, turn.turn_id, answered)
             if isinstance(answered.output, GradedOutput):
                 v = answered.output.verdict
                 await turn.sink(
@@ -234,6 +240,7 @@ class ChatHandler:
         reason: TurnFinishReason = "error"
         turn: _Turn | None = None
         try:
+            await self.trace.begin_turn(chat_id)
             # Opening a turn (its number, the learner's input) is not abortable: an abort
             # that arrives this early still finds the input saved and gets a turn_finished.
             with anyio.CancelScope(shield=True):
@@ -259,7 +266,8 @@ class ChatHandler:
                 await self._attach_job_notices(turn)
             with scope:
                 context = await turn_service.build_teacher_context(self.seams, chat_id)
-                teacher = create_teacher(self.model, context)
+                teacher = create_teacher(self.model, context, self.config.template)
+                await self.trace.prompt(chat_id, turn.turn_id, teacher.prompt)
                 reason = await self._loop(turn, teacher)
             if scope.cancelled_caught:
                 reason = "aborted"
@@ -295,10 +303,12 @@ class ChatHandler:
                 await _safe_send(
                     turn.sink, ErrorFrame(code="storage_error", message=str(exc)[:500])
                 )
+        await self.trace.checkpoint(turn.chat_id, turn.turn_id)
         await _safe_send(turn.sink, TurnFinished(turn_id=turn.turn_id, reason=reason))
 
     async def _loop(self, turn: _Turn, teacher: Teacher) -> TurnFinishReason:
         for _ in range(self.config.max_steps):
+            await self.trace.step(turn.chat_id, turn.turn_id)
             record = await self.chats.get(turn.chat_id)
             record = upsert_message(record, turn.assistant, record.updated_at)
             done: ModelDone | None = None
@@ -359,6 +369,9 @@ class ChatHandler:
             done = msgspec.structs.replace(
                 part, state="output-available", output=PlanOutput(tree=change.after)
             )
+            await self.trace.tool_run(
+                turn.chat_id, turn.turn_id, call.arguments, done, change.before, change.after
+            )
             turn.assistant = _with_part(turn.assistant, done)
             await turn.sink(ToolResult(part=done))
             await turn.sink(Plan(tree=change.after))
@@ -370,6 +383,7 @@ class ChatHandler:
                 return
             turn.question_asked = True
             turn.assistant = _with_part(turn.assistant, part)
+            await self.trace.tool_run(turn.chat_id, turn.turn_id, call.arguments, part)
             if isinstance(args, QuizArgs):
                 question = public_view(args.question, args.node_id)
             else:
@@ -378,6 +392,7 @@ class ChatHandler:
             await turn.sink(Question(tool_call_id=call.id, question=question))
         elif call.name in JOB_TOOLS:
             turn.assistant = _with_part(turn.assistant, part)
+            await self.trace.tool_run(turn.chat_id, turn.turn_id, call.arguments, part)
 
     async def _announce(self, turn: _Turn, part: ToolPart) -> None:
         await turn.sink(ToolCall(message_id=turn.assistant.id, part=public_part(part)))
@@ -385,6 +400,7 @@ class ChatHandler:
     async def _tool_error(self, turn: _Turn, part: ToolPart, message: str) -> None:
         failed = msgspec.structs.replace(part, state="output-error", error=message[:2000])
         turn.assistant = _with_part(turn.assistant, failed)
+        await self.trace.tool_run(turn.chat_id, turn.turn_id, _raw_text(part), failed)
         await turn.sink(ToolResult(part=public_part(failed)))
         log.info("[chat %s] tool %s rejected: %s", turn.chat_id, part.tool_name, message[:200])
 
@@ -417,6 +433,7 @@ class ChatHandler:
             parts=list(job_notices(parts)),
         )
         await self._persist_message(turn.chat_id, message)
+        await self.trace.jobs_delivered(turn.chat_id, turn.turn_id, message.parts)  # type: ignore[arg-type]
 
     async def _persist_answer(self, chat_id: str, part: ToolPart) -> ChatRecord:
         now = self.clock.now()
@@ -457,6 +474,10 @@ def _raw_dict(arguments: str) -> dict:
     except msgspec.DecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _raw_text(part: ToolPart) -> str:
+    return msgspec.json.encode(part.input).decode()
 
 
 def _title(text: str) -> str:

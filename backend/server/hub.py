@@ -13,6 +13,7 @@ import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from backend.server.tracing import NO_TRACE, Tracer
 from shared_contracts.frames import ServerFrame
 
 log = logging.getLogger("harness.ws")
@@ -38,7 +39,8 @@ class Connection:
 
 
 class ChatHub:
-    def __init__(self) -> None:
+    def __init__(self, tracer: Tracer | None = None) -> None:
+        self.trace = tracer or NO_TRACE
         self._connections: dict[str, set[Connection]] = defaultdict(set)
 
     def connect(self, chat_id: str) -> Connection:
@@ -60,10 +62,11 @@ class ChatHub:
         return sum(len(c) for c in self._connections.values())
 
     async def broadcast(self, chat_id: str, frame: ServerFrame) -> None:
+        text = ENCODER.encode(frame).decode()
+        self.trace.outbound(chat_id, text)  # recorded whether or not anyone is connected
         peers = self._connections.get(chat_id)
         if not peers:
             return
-        text = ENCODER.encode(frame).decode()
         for connection in list(peers):
             connection.offer(text)
             if connection.dropped:

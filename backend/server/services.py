@@ -27,10 +27,11 @@ from backend.core.record_ops import undelivered_job_parts
 from backend.server.chat_handler import ChatHandler, FrameSink, HandlerConfig
 from backend.server.graph_service import ExtractionService, GraphReader
 from backend.server.hub import ChatHub
-from backend.server.models import build_extraction_stages, build_subagents, build_teacher_model
+from backend.server.models import build_teacher_model
 from backend.server.runtime import RandomIds, SystemClock
 from backend.server.settings import Settings
 from backend.server.stores import Stores, build_stores
+from backend.server.tracing import NO_TRACE, Tracer, TracingPipeline, traced_roles
 from backend.server.turn_service import TurnSeams
 from shared_contracts.chat import ToolPart
 from shared_contracts.frames import Answer, ErrorFrame, GraphUpdated, JobFrame, UserMessage
@@ -51,6 +52,7 @@ class Services:
     graph: GraphReader
     extraction: ExtractionService
     jobs: JobRunner | None = None
+    tracer: Tracer = NO_TRACE
 
     # -- turns ------------------------------------------------------------------------
 
@@ -111,6 +113,7 @@ class Services:
         return True
 
     async def on_job_update(self, job: Job) -> None:
+        await self.tracer.job(job.chat_id, job.id, "finished", msgspec.json.encode(job).decode())
         await self.hub.broadcast(job.chat_id, JobFrame(job=job))
         if job.status in TERMINAL_JOB_STATUSES:
             await self.deliver_jobs(job.chat_id)
@@ -146,6 +149,7 @@ class RunnerSpawner:
             args,  # type: ignore[arg-type]
             context=context,
         )
+        await self.services.tracer.job(chat_id, job.id, "submitted", part.tool_call_id)
         return job.id
 
 
@@ -166,14 +170,16 @@ async def open_services(
     stores: Stores | None = None,
     extraction_stages: tuple[Any, Any] | None = None,
     subagents: dict[str, Any] | None = None,
+    tracer: Tracer | None = None,
+    template: str | None = None,
 ) -> AsyncIterator[Services]:
-    clock = clock or SystemClock()
-    ids = ids or RandomIds()
     stores = stores or build_stores(settings.data_dir)
-    model = model or build_teacher_model(settings)
-    extractor, auditor = extraction_stages or build_extraction_stages(settings)
-    agents = subagents if subagents is not None else build_subagents(settings)
-    hub = ChatHub()
+    tracer = tracer or Tracer.recording(stores, settings)
+    clock = tracer.clock(clock or SystemClock())
+    ids = tracer.ids(ids or RandomIds())
+    model = tracer.model(model or build_teacher_model(settings))
+    extractor, auditor, agents = traced_roles(settings, tracer, extraction_stages, subagents)
+    hub = ChatHub(tracer)
     graph = GraphReader(stores.graph)
     async with anyio.create_task_group() as task_group:
         seams = TurnSeams(chats=stores.chats, clock=clock)
@@ -187,10 +193,18 @@ async def open_services(
                 max_steps=settings.max_steps,
                 offline=settings.offline,
                 model_label=settings.model_label,
+                template=template,
             ),
+            tracer=tracer,
         )
         pipeline = create_extraction_pipeline(
-            stores.chats, stores.graph, extractor, auditor, clock=clock, ids=ids
+            stores.chats,
+            stores.graph,
+            extractor,
+            auditor,
+            clock=clock,
+            ids=ids,
+            traces=tracer.trace_store() if tracer.enabled else None,
         )
         services = Services(
             settings=settings,
@@ -202,11 +216,12 @@ async def open_services(
             ids=ids,
             graph=graph,
             extraction=None,  # type: ignore[arg-type]  # set below: it needs services
+            tracer=tracer,
         )
         services.extraction = ExtractionService(
             stores.chats,
             graph,
-            pipeline,
+            TracingPipeline(pipeline, tracer),  # type: ignore[arg-type]
             task_group,
             every_n=settings.every_n_quiz_answers,
             on_merged=services.on_merged,

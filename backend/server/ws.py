@@ -62,6 +62,7 @@ def _error(connection: Connection, code: ErrorCode, message: str) -> None:
 
 
 async def _dispatch(services: Services, connection: Connection, raw: str | bytes) -> None:
+    await services.tracer.inbound(connection.chat_id, raw)
     try:
         frame = CLIENT_FRAMES.decode(raw)
     except msgspec.DecodeError as exc:
