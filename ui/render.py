@@ -133,14 +133,19 @@ def _question_prompt(part: ToolPart) -> str:
     return str(question.get("prompt", "")) if isinstance(question, dict) else ""
 
 
-def _tool_item(part: ToolPart, room: Room, key: str) -> ChatItem | None:
+def _tool_item(
+    part: ToolPart, room: Room, key: str, jobs_by_call: dict[str, Job]
+) -> ChatItem | None:
     if part.tool_name in PLAN_TOOLS:
         return None
     if part.job_id is not None or part.tool_name in JOB_LABELS:
+        # A part is announced before its job exists, so it may not carry the job id yet.
         job = room.jobs.get(part.job_id) if part.job_id else None
-        return _job_item(part, job, key)
+        return _job_item(part, job or jobs_by_call.get(part.tool_call_id), key)
     if part.tool_name not in ("quiz", "ask_user_question"):
         return None
+    if room.pending is not None and room.pending.tool_call_id == part.tool_call_id:
+        return None  # the dock shows the open question
     kind = "quiz" if part.tool_name == "quiz" else "ask"
     item = ChatItem(key=key, kind=kind, prompt=_question_prompt(part))
     output = part.output
@@ -160,6 +165,7 @@ def _tool_item(part: ToolPart, room: Room, key: str) -> ChatItem | None:
 def chat_items(room: Room) -> list[ChatItem]:
     """The conversation as render blocks, in order; plan tool calls go to the plan panel."""
     items: list[ChatItem] = []
+    jobs_by_call = {job.tool_call_id: job for job in room.jobs.values()}
     for message in room.messages:
         for index, part in enumerate(message.parts):
             key = f"{message.id}:{index}"
@@ -167,7 +173,7 @@ def chat_items(room: Room) -> list[ChatItem]:
                 if part.text:
                     items.append(ChatItem(key=key, role=message.role, text=part.text))
                 continue
-            item = _tool_item(part, room, key)
+            item = _tool_item(part, room, key, jobs_by_call)
             if item is not None:
                 items.append(item)
     return items

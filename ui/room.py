@@ -173,7 +173,7 @@ def on_question(room: Room, frame: Question) -> Room:
     pending = PendingQuestion(
         tool_call_id=frame.tool_call_id, tool_name=tool_name, question=frame.question
     )
-    return _replace(room, pending=pending, submitted="", last_verdict=None)
+    return _replace(room, pending=pending, submitted="")
 
 
 def on_verdict(room: Room, frame: VerdictFrame) -> Room:
@@ -259,7 +259,8 @@ def user_sent(room: Room, text: str, client_id: str) -> Room:
 
 
 def answer_sent(room: Room, tool_call_id: str) -> Room:
-    return _replace(room, submitted=tool_call_id, errors=())
+    """The learner answered: the dock shows "checking…" and the previous verdict goes."""
+    return _replace(room, submitted=tool_call_id, last_verdict=None, errors=())
 
 
 def extraction_started(room: Room) -> Room:

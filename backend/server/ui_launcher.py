@@ -8,6 +8,7 @@ goes first on PATH); `REFLEX_USE_NPM=1` keeps Reflex from downloading bun.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -60,6 +61,24 @@ def ui_command(
     return argv, env
 
 
+class UiProcess(subprocess.Popen):
+    """The UI's process; `terminate`/`kill` signal its whole group (Reflex spawns workers)."""
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is not None:
+            return
+        try:
+            os.killpg(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
 def start_ui(
     api_url: str,
     ui_port: int,
@@ -67,7 +86,7 @@ def start_ui(
     api_token: str | None = None,
     cwd: Path = PROJECT_ROOT,
     **popen: object,
-) -> subprocess.Popen:
-    """Starts the UI in its own process group (stop it with `os.killpg(proc.pid, ...)`)."""
+) -> UiProcess:
+    """Starts the UI in its own process group; `terminate()` stops the whole group."""
     argv, env = ui_command(api_url, ui_port, host, api_token)
-    return subprocess.Popen(argv, cwd=cwd, env=env, start_new_session=True, **popen)  # type: ignore[arg-type]
+    return UiProcess(argv, cwd=cwd, env=env, start_new_session=True, **popen)  # type: ignore[arg-type]

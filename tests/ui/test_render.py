@@ -118,3 +118,18 @@ def test_verdict_shown_in_the_dock_after_grading():
 def test_projection_never_copies_an_unanswered_quiz_key():
     room = apply_frames(Room(), [Snapshot(chat=chat_view())])
     assert QUIZ_KEY not in repr(project(room))
+
+
+def test_job_frame_matches_a_part_announced_without_a_job_id():
+    part = ToolPart(tool_call_id="call_d1", tool_name="demo", state="input-available")
+    room = apply_frames(Room(), [ToolCall(message_id="m1", part=part), JobFrame(job=demo_job())])
+    (item,) = chat_items(room)
+    assert item.status == "done" and item.demo_doc.endswith("<p>demo</p>")
+
+
+def test_the_open_question_is_in_the_dock_not_twice_in_the_transcript():
+    room = apply_frames(Room(), [Snapshot(chat=chat_view())])
+    pending_part = ToolPart(tool_call_id="call_mc", tool_name="quiz", state="input-available")
+    room = apply_frames(room, [ToolCall(message_id="m2", part=pending_part)])
+    assert "call_mc" not in {i.key for i in chat_items(room)}
+    assert [i.prompt for i in chat_items(room) if i.kind == "quiz"] == ["Name the top number"]

@@ -29,7 +29,10 @@ def verdict_line(correct: rx.Var[bool], expected: rx.Var[str], feedback: rx.Var[
             rx.hstack(rx.icon("circle-check", color=rx.color("grass", 10)), rx.text("Right")),
             rx.hstack(rx.icon("circle-x", color=rx.color("red", 10)), rx.text("Not quite")),
         ),
-        rx.cond(expected != "", rx.text("Expected: ", rx.code(expected), size="2")),
+        rx.cond(
+            expected != "",
+            rx.hstack(rx.text("Expected:", size="2"), safe_markdown(expected), align="baseline"),
+        ),
         rx.cond(feedback != "", rx.text(feedback, size="2")),
         spacing="1",
         class_name="lh-verdict",

@@ -6,6 +6,7 @@ import reflex as rx
 
 from ui.components.chat_items import chat_item, verdict_line
 from ui.components.plan_panel import plan_panel
+from ui.components.safe_markdown import safe_markdown
 from ui.render import OptionView
 from ui.state.room_state import RoomState
 
@@ -74,7 +75,7 @@ def error_alert() -> rx.Component:
 
 
 def _option(option: OptionView) -> rx.Component:
-    return rx.radio_cards.item(rx.text(option.text, size="3"), value=option.id)
+    return rx.radio_cards.item(safe_markdown(option.text), value=option.id)
 
 
 def _chip(option: OptionView) -> rx.Component:
@@ -168,6 +169,18 @@ def confidence_control() -> rx.Component:
     )
 
 
+def verdict_card() -> rx.Component:
+    return rx.cond(
+        S.v_visible,
+        rx.card(
+            verdict_line(S.v_correct, S.v_expected, S.v_feedback),
+            width="100%",
+            id="verdict",
+            role="status",
+        ),
+    )
+
+
 def question_dock() -> rx.Component:
     return rx.cond(
         S.q_visible,
@@ -180,7 +193,7 @@ def question_dock() -> rx.Component:
                         weight="bold",
                         color_scheme="gray",
                     ),
-                    rx.text(S.q_prompt, size="4", weight="medium", id="question-prompt"),
+                    rx.box(safe_markdown(S.q_prompt), id="question-prompt", font_size="1.15em"),
                     answer_control(),
                     rx.cond(S.q_kind != "ask_user", confidence_control()),
                     rx.cond(
@@ -207,12 +220,7 @@ def question_dock() -> rx.Component:
             width="100%",
             id="question-dock",
             class_name="lh-dock",
-        ),
-        rx.cond(
-            S.v_visible,
-            rx.card(
-                verdict_line(S.v_correct, S.v_expected, S.v_feedback), width="100%", id="verdict"
-            ),
+            data_kind=S.q_kind,
         ),
     )
 
@@ -296,6 +304,7 @@ def classroom() -> rx.Component:
             id="conversation",
             aria_live="polite",
         ),
+        verdict_card(),
         question_dock(),
         composer(),
         spacing="3",

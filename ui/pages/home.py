@@ -6,6 +6,7 @@ import reflex as rx
 
 from ui.components.flow import flow_background, flow_controls, flow_minimap, react_flow
 from ui.components.legend import legend
+from ui.components.safe_markdown import safe_markdown
 from ui.graph_view import STATES, ProbeRow
 from ui.state.home_state import ChatRow, HomeState
 from ui.state.room_state import RoomState
@@ -55,8 +56,8 @@ def empty_state() -> rx.Component:
 
 def _probe(probe: ProbeRow) -> rx.Component:
     return rx.box(
-        rx.text(probe.question, size="2", weight="medium"),
-        rx.text("Your answer: ", probe.answer, size="2"),
+        safe_markdown(probe.question),
+        rx.hstack(rx.text("Your answer:", size="2"), safe_markdown(probe.answer), align="baseline"),
         rx.text(
             probe.verdict,
             " · ",
@@ -103,7 +104,10 @@ def node_panel() -> rx.Component:
         rx.heading("Evidence", size="2"),
         rx.cond(
             d.quotes.length() > 0,
-            rx.vstack(rx.foreach(d.quotes, lambda q: rx.blockquote(q, size="2")), spacing="2"),
+            rx.vstack(
+                rx.foreach(d.quotes, lambda q: rx.blockquote(safe_markdown(q), size="2")),
+                spacing="2",
+            ),
             rx.text("No quotes recorded.", size="2", color_scheme="gray"),
         ),
         rx.heading("Probe history", size="2"),

@@ -1,0 +1,145 @@
+"""Browser-test launcher: `harness serve` + the Reflex prod UI on free loopback ports.
+
+One API and one compiled UI serve the whole session; each test gets a fresh Chromium
+(Debian's, driven by Playwright's async API). A missing browser fails with the install
+command: browser tests never skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.server.ui_launcher import start_ui
+from tests.e2e.hostile import write_hostile_chat
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+UI_START_SECONDS = 240  # the first compile runs `npm install`
+
+
+@dataclass(frozen=True)
+class Servers:
+    api_url: str
+    ui_url: str
+    data_dir: Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_http(url: str, seconds: float, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{url} process exited early:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"{url} not ready after {seconds}s:\n{log.read_text()[-3000:]}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = shutil.which("chromium") or (CHROMIUM if Path(CHROMIUM).exists() else None)
+    if path is None:
+        pytest.fail(
+            "browser tests need Debian's chromium: apt-get update && apt-get install -y chromium"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    base = tmp_path_factory.mktemp("e2e")
+    data_dir = base / "data"
+    write_hostile_chat(data_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LH_")}
+    api_port, ui_port = free_port(), free_port()
+    env.update(LH_DATA_DIR=str(data_dir), LH_API_HOST="127.0.0.1", LH_API_PORT=str(api_port))
+    api_log = base / "api.log"
+    harness = Path(sys.executable).parent / "harness"
+    api = subprocess.Popen(
+        [str(harness), "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=api_log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    api_url = f"http://127.0.0.1:{api_port}"
+    ui_log = base / "ui.log"
+    ui = None
+    try:
+        _wait_http(f"{api_url}/healthz", 30, api, api_log)
+        ui = start_ui(
+            api_url=api_url, ui_port=ui_port, stdout=ui_log.open("w"), stderr=subprocess.STDOUT
+        )
+        ui_url = f"http://127.0.0.1:{ui_port}"
+        _wait_http(f"{ui_url}/ping", UI_START_SECONDS, ui, ui_log)
+        yield Servers(api_url=api_url, ui_url=ui_url, data_dir=data_dir)
+    finally:
+        if ui is not None:
+            _stop(ui)
+        _stop(api)
+
+
+@pytest.fixture
+async def page(chromium_path: str):
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        page.set_default_timeout(30_000)
+        try:
+            yield page
+        finally:
+            await browser.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
