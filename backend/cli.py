@@ -169,6 +169,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if ok and writable else 1
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from backend.core.errors import HarnessError
+    from backend.server.replay import cli
+    from backend.server.settings import load_settings
+
+    settings = load_settings()
+    template = Path(args.template) if args.template else None
+    try:
+        return cli(settings.data_dir, args.ids, args.from_turn, args.model, template)
+    except HarnessError as exc:
+        print(f"harness replay: {exc}")
+        return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -181,6 +197,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("verify", help="decode every record, check invariants").set_defaults(
         fn=cmd_verify
     )
+    replay = sub.add_parser(
+        "replay",
+        help="re-run a recorded session strictly (exit 0 when identical), fork it, or diff two",
+        description="harness replay CHAT_ID [--from-turn N --model M] | harness replay diff A B",
+    )
+    replay.add_argument("ids", nargs="+", metavar="CHAT_ID", help="a chat id, or: diff A B")
+    replay.add_argument("--from-turn", type=int, help="fork: strict before turn N, then live")
+    replay.add_argument("--model", help="the fork's teacher: a litellm model string or offline")
+    replay.add_argument("--template", help="replay with this teacher prompt template file")
+    replay.set_defaults(fn=cmd_replay)
     args = parser.parse_args(argv)
     _logging()
     return args.fn(args)
