@@ -7,9 +7,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from litestar import Litestar
-from litestar.openapi import OpenAPIConfig
 
 from backend.server.errors import EXCEPTION_HANDLERS
+from backend.server.openapi import openapi_config
 from backend.server.routes import ROUTES
 from backend.server.security import auth_guard
 from backend.server.services import open_services
@@ -32,7 +32,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Litestar:
         lifespan=[lifespan],
         guards=[auth_guard],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        openapi_config=OpenAPIConfig(title="Learning Harness API", version="0.1.0"),
+        openapi_config=openapi_config(),
         debug=False,
     )
     app.state.settings = settings

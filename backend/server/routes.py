@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Request, get, post
-from litestar.params import Body, FromPath
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import Example
+from litestar.params import Body, Parameter
 
 from backend.core.ids import require_id
 from backend.server.services import Services
+from shared_contracts.base import STRICT_ID_PATTERN
 from shared_contracts.chat import ChatSummary, ChatView
 from shared_contracts.graph import GraphSnapshot
-from shared_contracts.http import CreateChat, ExtractAccepted, GraphContext, Health
+from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted, GraphContext, Health
 from shared_contracts.jobs import Job
 from shared_contracts.trace import AnyTraceEvent
 
@@ -20,13 +23,30 @@ def _services(request: Request) -> Services:
     return request.app.state.services
 
 
+PathId = Annotated[
+    str,
+    Parameter(
+        pattern=STRICT_ID_PATTERN,
+        max_length=64,
+        examples=[Example(value="chat-0123abcd4567")],
+    ),
+]
+"""A path id: documented with its pattern; validated again by `require_id` before use."""
+
+ERRORS = {
+    400: ResponseSpec(ErrorBody, description="invalid id or body"),
+    404: ResponseSpec(ErrorBody, description="no such chat or job"),
+}
+BAD_BODY = {400: ResponseSpec(ErrorBody, description="invalid body")}
+
+
 @get("/healthz", sync_to_thread=False)
 def healthz(request: Request) -> Health:
     settings = _services(request).settings
     return Health(model=settings.model_label, offline=settings.offline)
 
 
-@post("/api/chats", status_code=201)
+@post("/api/chats", status_code=201, responses=BAD_BODY)
 async def create_chat(
     request: Request, data: Annotated[CreateChat | None, Body()] = None
 ) -> ChatSummary:
@@ -48,13 +68,13 @@ async def list_chats(request: Request) -> list[ChatSummary]:
     return await _services(request).stores.chats.list_summaries()
 
 
-@get("/api/chats/{chat_id:str}")
-async def get_chat(request: Request, chat_id: FromPath[str]) -> ChatView:
+@get("/api/chats/{chat_id:str}", responses=ERRORS)
+async def get_chat(request: Request, chat_id: PathId) -> ChatView:
     return await _services(request).handler.view(require_id(chat_id, "chat id"))
 
 
-@post("/api/chats/{chat_id:str}/extract", status_code=202)
-async def extract_chat(request: Request, chat_id: FromPath[str]) -> ExtractAccepted:
+@post("/api/chats/{chat_id:str}/extract", status_code=202, responses=ERRORS)
+async def extract_chat(request: Request, chat_id: PathId) -> ExtractAccepted:
     """The session-end flush: runs the extraction trigger now (single-flight per chat)."""
     services = _services(request)
     chat_id = require_id(chat_id, "chat id")
@@ -72,13 +92,13 @@ async def get_graph_context(request: Request) -> GraphContext:
     return await _services(request).graph.context()
 
 
-@get("/api/jobs/{job_id:str}")
-async def get_job(request: Request, job_id: FromPath[str]) -> Job:
+@get("/api/jobs/{job_id:str}", responses=ERRORS)
+async def get_job(request: Request, job_id: PathId) -> Job:
     return await _services(request).stores.jobs.get(require_id(job_id, "job id"))
 
 
-@get("/api/chats/{chat_id:str}/trace")
-async def get_trace(request: Request, chat_id: FromPath[str]) -> list[AnyTraceEvent]:
+@get("/api/chats/{chat_id:str}/trace", responses=ERRORS)
+async def get_trace(request: Request, chat_id: PathId) -> list[AnyTraceEvent]:
     services = _services(request)
     chat_id = require_id(chat_id, "chat id")
     await services.stores.chats.get(chat_id)

@@ -57,6 +57,13 @@ class TokenBucket:
         return False
 
 
+def _too_large(raw: str | bytes) -> bool:
+    """Over 64 KiB of UTF-8 (a str is only encoded when it could be: ≤ 4 bytes a char)."""
+    if isinstance(raw, bytes) or len(raw) * 4 <= MAX_INBOUND_FRAME_BYTES:
+        return len(raw) > MAX_INBOUND_FRAME_BYTES
+    return len(raw.encode()) > MAX_INBOUND_FRAME_BYTES
+
+
 def _error(connection: Connection, code: ErrorCode, message: str) -> None:
     connection.offer(ENCODER.encode(ErrorFrame(code=code, message=message[:500])).decode())
 
@@ -67,6 +74,9 @@ async def _dispatch(services: Services, connection: Connection, raw: str | bytes
         frame = CLIENT_FRAMES.decode(raw)
     except msgspec.DecodeError as exc:
         _error(connection, "bad_frame", str(exc))
+        return
+    except RecursionError:
+        _error(connection, "bad_frame", "JSON is nested too deeply")
         return
     chat_id = connection.chat_id
     try:
@@ -113,7 +123,7 @@ async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
                 raw = event.get("text")
                 if raw is None:
                     raw = event.get("bytes") or b""
-                if len(raw) > MAX_INBOUND_FRAME_BYTES:
+                if _too_large(raw):
                     await socket.close(code=MESSAGE_TOO_BIG, reason="frame over 64 KiB")
                     break
                 if not bucket.allow():
