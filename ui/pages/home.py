@@ -14,14 +14,14 @@ from ui.state.room_state import RoomState
 H = HomeState
 
 
-def new_session_button(label: str, size: str = "3") -> rx.Component:
+def new_session_button(label: str, size: str = "3", id: str = "new-session") -> rx.Component:
     return rx.button(
         rx.icon("plus"),
         label,
         on_click=H.new_session,
         loading=H.creating,
         size=size,
-        id="new-session",
+        id=id,
     )
 
 
@@ -146,7 +146,7 @@ def sessions_panel() -> rx.Component:
         rx.hstack(
             rx.heading("Sessions", size="3"),
             rx.spacer(),
-            new_session_button("New session", "2"),
+            new_session_button("New session", "2", "new-session-side"),
             width="100%",
             align="center",
         ),
