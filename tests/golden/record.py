@@ -1,0 +1,151 @@
+"""Record the golden sessions through the real app with the offline tutor.
+
+Re-record all of them after a deliberate behaviour change (then review `git diff`):
+
+    .venv/bin/python -m tests.golden.record tests/golden
+
+Each golden is a small data dir (`chats/`, `traces/`, `jobs/`, `graph/`) holding one chat.
+Clock and ids are deterministic and streamed-chunk timings are zero; what can still differ
+between two recordings is the real race between a background job and the turn beside it
+(which clock value each drew, where a job finished) — every recording replays strictly.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from backend.agent.offline.tutor import OfflineTutor
+from backend.core.pending import pending_question
+from backend.server.hub import Connection
+from backend.server.services import Services, open_services
+from backend.server.settings import Settings
+from backend.server.stores import build_stores
+from backend.server.tracing import Tracer
+from backend.server.ws import _dispatch
+from shared_contracts.chat import ToolPart
+from shared_contracts.questions import MultipleChoice, Numeric
+from shared_contracts.tools import QuizArgs
+from tests.fakes import FixedClock, SequentialIds
+
+Step = tuple[str, str]
+"""("say", text) | ("answer", "right" | "wrong" | free text)."""
+
+RIGHT: Step = ("answer", "right")
+GOLDENS: dict[str, tuple[int, list[Step]]] = {
+    # name: (every_n_quiz_answers, learner steps)
+    "lesson_python_lists": (
+        3,
+        [
+            ("say", "hello"),
+            ("say", "I want to learn python lists"),
+            RIGHT,
+            ("answer", "I like examples"),
+            RIGHT,
+            RIGHT,
+        ],
+    ),
+    "wrong_answer_reteach": (
+        3,
+        [
+            ("say", "teach me photosynthesis"),
+            ("answer", "wrong"),
+            RIGHT,
+            ("answer", "slowly please"),
+            RIGHT,
+        ],
+    ),
+    "job_and_extraction": (
+        2,
+        [("say", "fractions please"), RIGHT, ("answer", "more pictures"), RIGHT, RIGHT],
+    ),
+}
+
+
+def learner_frame(record, choice: str) -> str:
+    """The answer frame for the pending question: the key, a wrong answer, or free text."""
+    pending = pending_question(record)
+    assert pending is not None, "the script answers, but no question is pending"
+    answer: object = choice
+    if pending.tool_name == "quiz" and choice in ("right", "wrong"):
+        part = next(
+            p
+            for m in record.messages
+            for p in m.parts
+            if isinstance(p, ToolPart) and p.tool_call_id == pending.tool_call_id
+        )
+        spec = msgspec.convert(part.input, QuizArgs).question
+        right = choice == "right"
+        if isinstance(spec, MultipleChoice):
+            others = [o.id for o in spec.options if o.id != spec.correct]
+            answer = spec.correct if right else others[0]
+        elif isinstance(spec, Numeric):
+            answer = spec.answer if right else spec.answer + 1000
+        else:
+            answer = spec.accepted[0] if right else "no idea at all"
+    frame = {"type": "answer", "tool_call_id": pending.tool_call_id, "answer": answer}
+    return msgspec.json.encode(frame).decode()
+
+
+async def settle(services: Services, chat_id: str) -> None:
+    """Until no turn, job or extraction run is active (three quiet looks in a row)."""
+    quiet = 0
+    while quiet < 3:
+        busy = (
+            services.handler.is_running(chat_id)
+            or bool(services.jobs and services.jobs.active_ids())
+            or services.extraction._flight.in_flight(chat_id)
+        )
+        quiet = 0 if busy else quiet + 1
+        await anyio.sleep(0.01)
+
+
+async def record_session(
+    data_dir: Path, steps: list[Step], *, every_n: int = 3, model=None, title: str = ""
+) -> str:
+    """Drive a chat through the WebSocket dispatcher and return its id (recorded in
+    `data_dir/traces/<id>.jsonl`)."""
+    settings = Settings(data_dir=data_dir, every_n_quiz_answers=every_n)
+    stores = build_stores(data_dir)
+    tracer = Tracer.recording(stores, settings, timer=lambda: 0.0)
+    async with open_services(
+        settings,
+        model=model or OfflineTutor(),
+        clock=FixedClock(),
+        ids=SequentialIds(),
+        stores=stores,
+        tracer=tracer,
+    ) as services:
+        record = await services.handler.create_chat(title or None)
+        connection = Connection(record.id)
+        for kind, text in steps:
+            await settle(services, record.id)
+            if kind == "say":
+                frame = msgspec.json.encode({"type": "user_message", "text": text}).decode()
+            else:
+                frame = learner_frame(await stores.chats.get(record.id), text)
+            await _dispatch(services, connection, frame)
+        await settle(services, record.id)
+        await tracer.flush(record.id)
+    return record.id
+
+
+async def _record(target: Path, steps: list[Step], every_n: int) -> str:
+    return await record_session(target, steps, every_n=every_n)
+
+
+def main(root: str) -> int:
+    for name, (every_n, steps) in GOLDENS.items():
+        target = Path(root) / name
+        shutil.rmtree(target, ignore_errors=True)
+        chat_id = anyio.run(_record, target, steps, every_n)
+        print(f"recorded {name}: chat {chat_id}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "tests/golden"))

@@ -1,0 +1,65 @@
+"""Every golden session replays strictly (no network): same frames, same checkpoints.
+
+A behaviour change fails here with the first divergence; after a deliberate change,
+re-record with `.venv/bin/python -m tests.golden.record tests/golden` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backend.server.replay import run_replay
+from backend.server.stores import build_stores
+from shared_contracts.trace import (
+    CheckpointEvent,
+    ExtractionEvent,
+    JobTraceEvent,
+    QuizEvent,
+)
+
+ROOT = Path(__file__).parent
+GOLDENS = sorted(p for p in ROOT.iterdir() if (p / "traces").is_dir())
+
+
+def test_there_are_at_least_three_goldens():
+    assert {p.name for p in GOLDENS} >= {
+        "lesson_python_lists",
+        "wrong_answer_reteach",
+        "job_and_extraction",
+    }
+
+
+@pytest.mark.parametrize("golden", GOLDENS, ids=[p.name for p in GOLDENS])
+async def test_golden_replays_identically(golden: Path, tmp_path: Path):
+    (trace,) = (golden / "traces").glob("*.jsonl")
+    result = await run_replay(build_stores(golden), trace.stem, tmp_path / "replay")
+    assert result.ok, result.divergence.render()  # type: ignore[union-attr]
+    assert result.frames > 100 and result.checkpoints >= 5
+
+
+async def _events(name: str):
+    golden = ROOT / name
+    (trace,) = (golden / "traces").glob("*.jsonl")
+    return await build_stores(golden).traces.read(trace.stem)
+
+
+async def test_the_wrong_answer_golden_grades_wrong_then_reteaches():
+    events = await _events("wrong_answer_reteach")
+    graded = [json.loads(e.detail) for e in events if isinstance(e, QuizEvent)]
+    verdicts = [g["verdict"]["correct"] for g in graded if "verdict" in g]
+    assert verdicts[:2] == [False, True]
+
+
+async def test_the_job_golden_delivers_jobs_and_runs_an_extraction():
+    events = await _events("job_and_extraction")
+    phases = {(e.job_id, e.phase) for e in events if isinstance(e, JobTraceEvent)}
+    jobs = {job for job, _ in phases}
+    assert jobs and all((j, p) in phases for j in jobs for p in ("submitted", "finished"))
+    assert any(p == "delivered" for _, p in phases)
+    (run,) = [e for e in events if isinstance(e, ExtractionEvent)]
+    assert run.graph_hash_after and run.scope == f"extraction:{run.run_id}"
+    last = [e for e in events if isinstance(e, CheckpointEvent)][-1]
+    assert last.graph_hash == run.graph_hash_after
