@@ -54,11 +54,12 @@ class OfflineExtractor:
                     evidence=[quotes[quiz.tool_call_id]],
                 )
             )
+        # A child node builds on its parent: "child requires parent" (from needs to first).
         # Endpoints: this window's plan propositions, or nodes the chat mapped earlier.
         endpoint = {k.plan_node: k.id for k in job.known if k.plan_node}
         endpoint.update({node_id: f"plan-{node_id}" for node_id in evidence})
         edges = [
-            ProposedEdge(from_=endpoint[n.parent], to=endpoint[n.id], type="requires")
+            ProposedEdge(from_=endpoint[n.id], to=endpoint[n.parent], type="requires")
             for n in nodes.values()
             if n.parent in endpoint
             and n.id in endpoint
