@@ -9,7 +9,7 @@ import msgspec
 
 from shared_contracts.chat import ChatSummary
 from shared_contracts.graph import GraphSnapshot
-from shared_contracts.http import CreateChat, ExtractAccepted
+from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted
 from shared_contracts.jobs import Job
 from ui.settings import api_url, auth_headers
 
@@ -41,8 +41,8 @@ async def _request(method: str, path: str, body: bytes | None = None) -> bytes:
 
 def _error_detail(response: httpx.Response) -> str:
     try:
-        detail = msgspec.json.decode(response.content).get("detail", "")
-    except (msgspec.DecodeError, AttributeError):
+        detail = msgspec.json.decode(response.content, type=ErrorBody).detail
+    except msgspec.DecodeError:
         detail = ""
     return f"the API answered {response.status_code}" + (f": {detail}" if detail else "")
 
