@@ -98,11 +98,14 @@ class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True):
 
 
 class MarkEvent(TraceEvent, tag="mark", kw_only=True):
-    """A boundary: a chat created, a turn or a teacher step begun (replay orders concurrent
-    units by turn and step marks). `graph_counts`/`graph_hash`: the graph ledgers then;
-    `config`: each role's model and the thresholds a replay needs."""
+    """A boundary: a chat created, a turn or a teacher step begun, or a unit reading or
+    writing shared state (the chat record, the graph) — replay orders concurrent units by
+    these. `graph_counts`/`graph_hash`: the graph ledgers then; `config`: each role's model
+    and the thresholds a replay needs."""
 
-    mark: Literal["chat_created", "turn_started", "step"]
+    mark: Literal[
+        "chat_created", "turn_started", "step", "read", "write", "graph_read", "graph_write"
+    ]
     turn: int = 0
     step: int = 0
     title: str = ""

@@ -33,7 +33,7 @@ import anyio
 import msgspec
 
 from backend.core.errors import ModelError, NotFound
-from backend.core.ports import LedgerBatch, LedgerCursor
+from backend.core.ports import ChatModel, LedgerBatch, LedgerCursor
 from backend.server.hub import Connection
 from backend.server.runtime import RandomIds, SystemClock
 from backend.server.services import open_services
@@ -41,7 +41,6 @@ from backend.server.settings import Settings
 from backend.server.stores import Stores, build_stores
 from backend.server.tracing import (
     LEDGERS,
-    GatedGraph,
     ReplayDivergence,
     Tracer,
     is_sync,
@@ -296,6 +295,7 @@ async def run_replay(
     template: str | None = None,
     fork_turn: int | None = None,
     fork_model: str = "offline",
+    teacher: ChatModel | None = None,
     stall_s: float = STALL_S,
 ) -> ReplayResult:
     """Replay `chat_id` from `source` on `work_dir`; see the module docstring."""
@@ -311,9 +311,9 @@ async def run_replay(
     tracer = Tracer(
         stores.traces, stores.chats, stores.graph, player=cassette, config=started.config
     )
-    gated = Stores(stores.chats, GatedGraph(stores.graph, tracer), stores.jobs, stores.traces)  # type: ignore[arg-type]
     live = fork_turn is not None
-    teacher = live_model(fork_model) if live else NoLiveModel()
+    if teacher is None:
+        teacher = live_model(fork_model) if live else NoLiveModel()  # type: ignore[assignment]
     new_id = RandomIds().new("chat") if live else chat_id
     at = created.at if created and created.at else _first_clock(recorded)
     record = ChatRecord(
@@ -329,10 +329,10 @@ async def run_replay(
     ]
     async with open_services(
         settings,
-        model=teacher,  # type: ignore[arg-type]
+        model=teacher,
         clock=SystemClock(),
         ids=RandomIds(),
-        stores=gated,
+        stores=stores,
         tracer=tracer,
         template=template,
     ) as services:
@@ -521,11 +521,19 @@ def _clip(text: str, limit: int = 3000) -> str:
 
 
 async def fork_session(
-    target: Stores, chat_id: str, from_turn: int, model: str, work_dir: Path
+    target: Stores,
+    chat_id: str,
+    from_turn: int,
+    model: str,
+    work_dir: Path,
+    *,
+    teacher: ChatModel | None = None,
 ) -> ReplayResult:
     """Replay `chat_id` strictly before `from_turn`, run that turn live on `model`, and store
     the result in `target` as a new chat with `forked_from`; its trace and jobs come along."""
-    result = await run_replay(target, chat_id, work_dir, fork_turn=from_turn, fork_model=model)
+    result = await run_replay(
+        target, chat_id, work_dir, fork_turn=from_turn, fork_model=model, teacher=teacher
+    )
     temp = build_stores(work_dir)
     record = await temp.chats.get(result.fork_id)
     await target.chats.create(record)

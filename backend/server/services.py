@@ -84,6 +84,7 @@ class Services:
             self.handler.release(chat_id, scope)
             await _send_quietly(sink, ErrorFrame(code="internal", message="the turn failed"))
             return
+        await self.tracer.flush(chat_id)
         if reason in ("stop", "error", "aborted"):
             await self.deliver_jobs(chat_id)
 
@@ -117,12 +118,14 @@ class Services:
         await self.hub.broadcast(job.chat_id, JobFrame(job=job))
         if job.status in TERMINAL_JOB_STATUSES:
             await self.deliver_jobs(job.chat_id)
+        await self.tracer.flush(job.chat_id)
 
     async def on_merged(self, chat_id: str, report: ExtractionReport) -> None:
         snapshot = await self.graph.snapshot()
         session_nodes = [node.id for node in snapshot.nodes if chat_id in node.sessions]
         frame = GraphUpdated(stats=snapshot.stats, new_nodes=session_nodes)
         await self.hub.broadcast(chat_id, frame)
+        await self.tracer.flush(chat_id)
 
 
 class RunnerSpawner:
@@ -175,6 +178,7 @@ async def open_services(
 ) -> AsyncIterator[Services]:
     stores = stores or build_stores(settings.data_dir)
     tracer = tracer or Tracer.recording(stores, settings)
+    stores = tracer.stores(stores)  # chat and graph access become recorded sync points
     clock = tracer.clock(clock or SystemClock())
     ids = tracer.ids(ids or RandomIds())
     model = tracer.model(model or build_teacher_model(settings))
@@ -249,6 +253,7 @@ async def open_services(
         finally:
             with anyio.CancelScope(shield=True):
                 await services.jobs.shutdown()
+                await tracer.flush_all()
             task_group.cancel_scope.cancel()
 
 

@@ -21,8 +21,8 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -201,6 +201,7 @@ class Tracer:
         self._buffers: dict[str, list[AnyTraceEvent]] = {}
         self._next_seq: dict[str, int] = {}
         self._locks: dict[str, anyio.Lock] = {}
+        self._state_locks: dict[str, anyio.Lock] = {}
         self._counters: dict[tuple[str, str, str], int] = {}
 
     @classmethod
@@ -224,7 +225,10 @@ class Tracer:
         if self.enabled:
             self._buffers.setdefault(chat_id, []).append(event)
 
+    @contained
     async def flush(self, chat_id: str) -> None:
+        """Write the chat's buffered events, numbered in emission order (a failure is
+        logged: recording never breaks the lesson)."""
         if not self.enabled or not self._buffers.get(chat_id):
             return
         lock = self._locks.setdefault(chat_id, anyio.Lock())
@@ -239,6 +243,14 @@ class Tracer:
             self._next_seq[chat_id] = first + len(events)
             await self._traces.append(chat_id, events)
 
+    async def flush_all(self) -> None:
+        """Write every buffered event (at shutdown); a failure is logged, never raised."""
+        for chat_id in list(self._buffers):
+            try:
+                await self.flush(chat_id)
+            except Exception as exc:
+                log.warning("[trace] could not write chat %s's last events: %s", chat_id, exc)
+
     async def gate(self) -> None:
         """Replay only: wait until the sync points recorded before this unit's next one
         have happened."""
@@ -248,17 +260,45 @@ class Tracer:
         n = self._counters.get((scope.chat_id, scope.key, "sync"), 0)
         await self.player.gate(scope.key, n)
 
-    async def sync(self, scope: Scope, event: AnyTraceEvent) -> None:
-        """Emit a sync point (after its gate) and flush."""
-        if self.player is not None:
-            await self.player.gate(
-                scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0)
-            )
-        n = self.count(scope, "sync")
-        self.emit(scope.chat_id, msgspec.structs.replace(event, scope=scope.key))
+    async def sync(
+        self,
+        scope: Scope,
+        event: AnyTraceEvent | None = None,
+        make: Callable[[], Awaitable[AnyTraceEvent]] | None = None,
+    ) -> None:
+        """Emit a sync point and flush. The event (or `make()`, which may read state) is
+        taken under the chat's state lock, so its place in the trace is the order in which
+        it saw the chat's state; in a replay it first waits for its recorded turn."""
+        async with self._ordered(scope):
+            if make is not None:
+                event = await make()
+            assert event is not None
+            self.emit(scope.chat_id, msgspec.structs.replace(event, scope=scope.key))
         await self.flush(scope.chat_id)
-        if self.player is not None:
-            self.player.passed(scope.key, n)
+
+    @asynccontextmanager
+    async def _ordered(self, scope: Scope) -> AsyncIterator[None]:
+        """Gate (replay), hold the chat's state lock, and count one sync point."""
+        player = self.player
+        if player is not None:
+            await player.gate(scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0))
+        async with self._state_locks.setdefault(scope.chat_id, anyio.Lock()):
+            yield
+            n = self.count(scope, "sync")
+        if player is not None:
+            player.passed(scope.key, n)
+
+    @asynccontextmanager
+    async def access(self, chat_id: str | None, what: str) -> AsyncIterator[None]:
+        """A unit reading or writing shared state (chat record, graph): a sync point, so a
+        replay serialises these accesses across units exactly as recorded."""
+        scope = current_scope()
+        if not self.enabled or scope is None or (chat_id and scope.chat_id != chat_id):
+            yield
+            return
+        async with self._ordered(scope):
+            yield
+            self.emit(scope.chat_id, MarkEvent(seq=0, scope=scope.key, mark=what))  # type: ignore[arg-type]
 
     @contextmanager
     def enter(self, chat_id: str, key: str) -> Iterator[Scope]:
@@ -303,16 +343,19 @@ class Tracer:
         turn = record.turns + 1
         scope = Scope(chat_id, f"turn:{turn}", _task()[0])
         _SCOPE.set(scope)
-        counts, graph = await self._graph_state()
-        event = MarkEvent(
-            seq=0,
-            mark="turn_started",
-            turn=turn,
-            config=self.config,
-            graph_counts=counts,
-            graph_hash=graph,
-        )
-        await self.sync(scope, event)
+
+        async def make() -> MarkEvent:
+            counts, graph = await self._graph_state()
+            return MarkEvent(
+                seq=0,
+                mark="turn_started",
+                turn=turn,
+                config=self.config,
+                graph_counts=counts,
+                graph_hash=graph,
+            )
+
+        await self.sync(scope, make=make)
 
     @contained
     async def step(self, chat_id: str, turn: int) -> None:
@@ -424,16 +467,19 @@ class Tracer:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
-        record = await self._chats.get(chat_id)  # type: ignore[union-attr]
-        _, graph = await self._graph_state()
-        event = CheckpointEvent(
-            seq=0,
-            turn=turn,
-            transcript_hash=digest(record.messages),
-            plan_hash=digest(record.plan),
-            graph_hash=graph,
-        )
-        await self.sync(scope, event)
+
+        async def make() -> CheckpointEvent:
+            record = await self._chats.get(chat_id)  # type: ignore[union-attr]
+            _, graph = await self._graph_state()
+            return CheckpointEvent(
+                seq=0,
+                turn=turn,
+                transcript_hash=digest(record.messages),
+                plan_hash=digest(record.plan),
+                graph_hash=graph,
+            )
+
+        await self.sync(scope, make=make)
 
     # -- hooks: frames, jobs, extraction ------------------------------------------------
 
@@ -443,12 +489,15 @@ class Tracer:
         if not self.enabled:
             return
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        try:
-            turn = (await self._chats.get(chat_id)).turns  # type: ignore[union-attr]
-        except Exception:
-            turn = 0
-        scope = Scope(chat_id, "learner", _task()[0])
-        await self.sync(scope, InboundFrameEvent(seq=0, turn=turn, frame=text))
+
+        async def make() -> InboundFrameEvent:
+            try:
+                turn = (await self._chats.get(chat_id)).turns  # type: ignore[union-attr]
+            except Exception:
+                turn = 0
+            return InboundFrameEvent(seq=0, turn=turn, frame=text)
+
+        await self.sync(Scope(chat_id, "learner", _task()[0]), make=make)
 
     def outbound(self, chat_id: str, text: str) -> None:
         """A frame broadcast to the chat's clients (flushed with the next sync point)."""
@@ -479,6 +528,17 @@ class Tracer:
 
     def ids(self, inner: IdGen) -> IdGen:
         return TracingIds(inner, self) if self.enabled else inner
+
+    def stores(self, stores: Any) -> Any:
+        """The app's stores with chat and graph access recorded (unchanged when disabled)."""
+        if not self.enabled:
+            return stores
+        return type(stores)(
+            chats=TracingChatStore(stores.chats, self),
+            graph=TracingGraphStore(stores.graph, self),
+            jobs=stores.jobs,
+            traces=stores.traces,
+        )
 
     def trace_store(self) -> TraceSink:
         """A `TraceStore` for the extraction pipeline's own event (sequenced through us)."""
@@ -650,23 +710,42 @@ def _json(value: object) -> str:
     return msgspec.json.encode(value).decode()
 
 
-class TracingSubAgent:
-    """A sub-agent whose result waits (in a replay) for its recorded moment to settle."""
+class TracingChatStore:
+    """`ChatStore` whose reads and writes from a unit are recorded sync points."""
 
-    def __init__(self, inner: Any, tracer: Tracer) -> None:
+    def __init__(self, inner: ChatStore, tracer: Tracer) -> None:
         self.inner = inner
         self.tracer = tracer
 
-    async def run(self, args: Any, context: Any) -> Any:
-        try:
-            result = await self.inner.run(args, context)
-        except anyio.get_cancelled_exc_class():
-            raise
-        except Exception:
-            await self.tracer.gate()
-            raise
-        await self.tracer.gate()
-        return result
+    async def create(self, record: ChatRecord) -> None:
+        await self.inner.create(record)
+
+    async def list_summaries(self):
+        return await self.inner.list_summaries()
+
+    async def get(self, chat_id: str) -> ChatRecord:
+        async with self.tracer.access(chat_id, "read"):
+            return await self.inner.get(chat_id)
+
+    async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:
+        async with self.tracer.access(chat_id, "write"):
+            return await self.inner.update(chat_id, mutate)
+
+
+class TracingGraphStore:
+    """`GraphStore` whose reads and appends from a unit are recorded sync points."""
+
+    def __init__(self, inner: GraphStore, tracer: Tracer) -> None:
+        self.inner = inner
+        self.tracer = tracer
+
+    async def read_since(self, cursor: LedgerCursor):
+        async with self.tracer.access(None, "graph_read"):
+            return await self.inner.read_since(cursor)
+
+    async def append(self, batch) -> None:
+        async with self.tracer.access(None, "graph_write"):
+            await self.inner.append(batch)
 
 
 class TracingPipeline:
@@ -682,27 +761,6 @@ class TracingPipeline:
         # The unit is named by the run id it draws (a run with nothing to do draws none).
         with self.tracer.enter(chat_id, "extraction"):
             return await self.inner.run(chat_id)
-
-
-class GatedGraph:
-    """Replay only: a `GraphStore` whose appends wait for their recorded moment."""
-
-    def __init__(self, inner: GraphStore, tracer: Tracer) -> None:
-        self.inner = inner
-        self.tracer = tracer
-
-    async def read_since(self, cursor: LedgerCursor):
-        return await self.inner.read_since(cursor)
-
-    async def append(self, batch) -> None:
-        await self.tracer.gate()
-        await self.inner.append(batch)
-
-
-def wrap_subagents(agents: Mapping[str, Any], tracer: Tracer) -> dict[str, Any]:
-    if not tracer.enabled:
-        return dict(agents)
-    return {kind: TracingSubAgent(agent, tracer) for kind, agent in agents.items()}
 
 
 def role_config(settings: Any) -> dict[str, str]:
@@ -761,7 +819,7 @@ def traced_roles(
             }
         else:
             agents = dict(offline_subagents())
-    return stages[0], stages[1], wrap_subagents(agents, tracer)
+    return stages[0], stages[1], dict(agents)
 
 
 NO_TRACE = Tracer()

@@ -1,0 +1,153 @@
+"""The recorder: structural keys, canonical hashes, per-unit values, containment."""
+
+from __future__ import annotations
+
+import anyio
+import msgspec
+
+from backend.server.replay import Cassette
+from backend.server.tracing import ReplayDivergence, Tracer, request_hash
+from shared_contracts.chat import ChatRecord
+from shared_contracts.model_io import ModelMessage, ModelRequest, ToolSpec
+from shared_contracts.trace import ClockEvent, IdEvent, ModelCallEvent
+from tests.fakes import (
+    FixedClock,
+    MemoryChatStore,
+    MemoryGraphStore,
+    MemoryTraceStore,
+    ScriptedModel,
+    SequentialIds,
+    text_reply,
+)
+
+
+def request(text: str = "hi", role: str = "teacher", params: dict | None = None) -> ModelRequest:
+    tools = [ToolSpec(name="t", description="d", parameters=params or {"a": 1, "b": 2})]
+    return ModelRequest(role=role, messages=[ModelMessage(role="user", content=text)], tools=tools)  # type: ignore[arg-type]
+
+
+async def drain(model, req: ModelRequest) -> None:
+    async for _ in model.stream(req):
+        pass
+
+
+def tracer_on(traces: MemoryTraceStore, **kw) -> Tracer:
+    return Tracer(traces, MemoryChatStore(), MemoryGraphStore(), timer=lambda: 0.0, **kw)
+
+
+def test_request_hash_is_canonical_and_content_sensitive():
+    assert request_hash(request(params={"a": 1, "b": 2})) == request_hash(
+        request(params={"b": 2, "a": 1})
+    )
+    assert request_hash(request("hi")) != request_hash(request("hi!"))
+
+
+async def test_model_calls_get_structural_keys_per_unit_and_role():
+    traces = MemoryTraceStore()
+    tracer = tracer_on(traces)
+    model = tracer.model(ScriptedModel([text_reply("a"), text_reply("b"), text_reply("c")]))
+    with tracer.enter("chat-1", "turn:7"):
+        await drain(model, request())
+        await drain(model, request("again"))
+        await drain(model, request(role="extractor"))
+    calls = [e for e in traces.events["chat-1"] if isinstance(e, ModelCallEvent)]
+    assert [c.key for c in calls] == ["turn:7/teacher#0", "turn:7/teacher#1", "turn:7/extractor#0"]
+    assert calls[0].response is not None and calls[0].response.content == "a"
+    assert calls[0].request_hash == request_hash(request())
+    assert [e.seq for e in traces.events["chat-1"]] == [0, 1, 2]
+
+
+async def test_a_job_task_is_its_own_unit_even_while_its_turn_goes_on():
+    traces = MemoryTraceStore()
+    tracer = tracer_on(traces)
+    clock = tracer.clock(FixedClock())
+    ids = tracer.ids(SequentialIds())
+    model = tracer.model(ScriptedModel([text_reply("x")] * 4))
+
+    async def job() -> None:
+        clock.now()
+        await drain(model, request(role="researcher"))
+        ids.new("note")
+
+    with tracer.enter("chat-1", "turn:2"):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(job, name="job:job-9")
+            clock.now()
+            await drain(model, request())
+            ids.new("msg")
+    await tracer.flush("chat-1")
+    events = traces.events["chat-1"]
+    keys = {e.key for e in events if isinstance(e, ModelCallEvent)}
+    assert keys == {"turn:2/teacher#0", "job:job-9/researcher#0"}
+    assert {e.scope for e in events if isinstance(e, ClockEvent)} == {"turn:2", "job:job-9"}
+    assert [(e.scope, e.prefix) for e in events if isinstance(e, IdEvent)] in (
+        [("turn:2", "msg"), ("job:job-9", "note")],
+        [("job:job-9", "note"), ("turn:2", "msg")],
+    )
+
+
+async def test_provider_secrets_never_reach_the_trace():
+    traces = MemoryTraceStore()
+    tracer = tracer_on(traces)
+    model = tracer.model(ScriptedModel([text_reply("ok")]))
+    with tracer.enter("chat-1", "turn:1"):
+        await drain(model, request())
+    await tracer.flush("chat-1")
+    text = msgspec.json.encode(traces.events["chat-1"]).decode().lower()
+    assert "api_key" not in text and "authorization" not in text and "bearer" not in text
+
+
+async def test_the_cassette_answers_by_key_and_refuses_a_changed_request():
+    traces = MemoryTraceStore()
+    recorder = tracer_on(traces)
+    with recorder.enter("chat-1", "turn:1"):
+        await drain(recorder.model(ScriptedModel([text_reply("recorded answer")])), request())
+    await recorder.flush("chat-1")
+    cassette = Cassette(traces.events["chat-1"])
+    player = tracer_on(MemoryTraceStore(), player=cassette)
+    replay = player.model(ScriptedModel([]))  # never called: the cassette answers
+    with player.enter("chat-1", "turn:1"):
+        got = [e async for e in replay.stream(request())]
+    assert got[-1].message.content == "recorded answer"  # type: ignore[union-attr]
+    with player.enter("chat-1", "turn:1"):
+        try:
+            await drain(replay, request("a changed prompt"))
+        except ReplayDivergence:
+            pass
+        else:
+            raise AssertionError("a changed request must diverge")
+    (divergence,) = cassette.divergences
+    assert "turn:1/teacher#1" in divergence.where  # the second call has no recording
+    with player.enter("chat-1", "turn:1"):
+        player._counters.clear()
+        try:
+            await drain(replay, request("a changed prompt"))
+        except ReplayDivergence:
+            pass
+    changed = cassette.divergences[-1]
+    assert "request differs" in changed.where
+    assert "-hi" in changed.diff and "+a changed prompt" in changed.diff
+
+
+async def test_a_failing_trace_store_never_breaks_the_lesson():
+    class Broken(MemoryTraceStore):
+        async def append(self, chat_id, events):
+            raise OSError("disk full")
+
+    from tests.flows.harness import FlowHarness
+
+    flow = FlowHarness(model=ScriptedModel([text_reply("Still teaching.")]))
+    flow.handler.trace = Tracer(Broken(), flow.chats, MemoryGraphStore())
+    chat = await flow.new_chat()
+    assert await flow.say(chat, "hello") == "stop"
+    assert flow.chats.records[chat].messages[-1].parts[0].text == "Still teaching."  # type: ignore[union-attr]
+
+
+async def test_a_disabled_tracer_records_nothing_and_wraps_nothing():
+    tracer = Tracer()
+    model = ScriptedModel([])
+    assert tracer.model(model) is model
+    await tracer.chat_created(
+        ChatRecord(id="c", title="t", created_at=FixedClock().now(), updated_at=FixedClock().now())
+    )
+    await tracer.flush("c")
