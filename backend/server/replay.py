@@ -7,9 +7,10 @@ on a temp data dir against a chat's trace:
 - clock and id values come from the trace, by unit and ordinal;
 - the recorded learner frames go through the WebSocket dispatcher in order;
 - jobs and extraction runs are re-run (offline agents are deterministic; model-backed ones
-  answer from the cassette), and every sync point — turn and step starts, job finishes and
-  deliveries, extraction merges, checkpoints, learner frames — waits until everything
-  recorded before it has happened: job results land at their recorded points.
+  answer from the cassette), and every sync point — turn and step starts, each unit's
+  chat-record and graph reads and writes, job and extraction events, checkpoints, learner
+  frames — waits until everything recorded before it in other units has happened: a job's
+  result is written (and so delivered) exactly where it was in the recording.
 The replay's own trace is then compared, unit by unit, with the recording: the first
 difference (in recorded order) is reported with both versions and a unified diff.
 

@@ -6,10 +6,12 @@ by its anyio task name (`job:<id>`). Model calls get structural keys
 (`turn:7/teacher#0`, `job:<id>/researcher#2`, `extraction:<run>/extractor#0`), clock and id
 values an ordinal within their unit, so concurrent units still match on replay.
 
-Events get their `seq` when flushed, in emission order; sync points (marks, job
-finishes/deliveries, extraction runs, checkpoints, learner frames) flush at once. In a
-replay a `Player` supplies recorded values and holds each sync point until everything
-recorded before it elsewhere has happened (see `backend.server.replay`).
+Events get their `seq` when flushed, in emission order. Sync points — turn/step marks,
+every chat-record and graph read or write made by a unit (recorded under a per-chat state
+lock, so trace order is the order units saw the shared state), job and extraction events,
+checkpoints, learner frames — are what a replay orders units by: its `Player` supplies
+recorded values and holds each sync point until everything recorded before it in other
+units has happened (see `backend.server.replay`). A hook failure is logged, never raised.
 
 Nothing secret is recorded: requests are our own `ModelRequest` (no keys, no headers).
 """
