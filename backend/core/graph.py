@@ -51,6 +51,8 @@ class GraphState:
     state and never touches the one it was given."""
 
     nodes: dict[str, PropositionLine] = field(default_factory=dict)
+    rank: dict[str, int] = field(default_factory=dict)
+    """Creation order of each node (its position in the ledger)."""
     identity: dict[tuple[NodeKind, str], str] = field(default_factory=dict)
     edges: dict[EdgeKey, tuple[str, ...]] = field(default_factory=dict)
     events: dict[str, EventLine] = field(default_factory=dict)
@@ -67,6 +69,7 @@ class GraphState:
     def copy(self) -> GraphState:
         return GraphState(
             nodes=dict(self.nodes),
+            rank=dict(self.rank),
             identity=dict(self.identity),
             edges=dict(self.edges),
             events=dict(self.events),
@@ -95,6 +98,7 @@ def _apply(state: GraphState, batch: LedgerBatch) -> None:
     for line in batch.propositions:
         if line.id in state.nodes:
             continue
+        state.rank[line.id] = len(state.nodes)
         state.nodes[line.id] = line
         for key in _identity_keys(line):
             state.identity.setdefault(key, line.id)
@@ -249,13 +253,14 @@ def merge_resolving(
         keys = [
             (prop.kind, k) for k in map(normalise_statement, [prop.statement, *prop.aliases]) if k
         ]
+        # Of every node matching one of its keys, a finding takes the OLDEST: nodes created
+        # later are younger, so a re-run or a later batch never changes a resolution.
         node_id, how = None, "created"
-        for key in keys:
-            if key in work.identity:
-                node_id = work.identity[key]
-                same = normalise_statement(work.nodes[node_id].statement) == keys[0][1]
-                how = "statement" if same else "alias"
-                break
+        candidates = {work.identity[key] for key in keys if key in work.identity}
+        if candidates:
+            node_id = min(candidates, key=work.rank.__getitem__)
+            same = normalise_statement(work.nodes[node_id].statement) == keys[0][1]
+            how = "statement" if same else "alias"
         new_lines: dict[str, list] = {"propositions": [], "mappings": []}
         if node_id is None:
             node_id = ids.new("node")
