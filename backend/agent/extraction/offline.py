@@ -48,7 +48,7 @@ class OfflineExtractor:
             propositions.append(
                 ProposedProposition(
                     local_id=f"wrong-{quiz.tool_call_id}",
-                    statement=f"{quiz.question} Answer: {quiz.answer}",
+                    statement=f"thinks “{quiz.answer}” answers: {quiz.question}",
                     kind="misconception",
                     plan_node=None,
                     evidence=[quotes[quiz.tool_call_id]],
