@@ -72,7 +72,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _exit_on_signal(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so `finally` blocks stop the child processes."""
+    raise SystemExit(128 + signum)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    import signal
     import threading
 
     import uvicorn
@@ -89,7 +95,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     server = uvicorn.Server(uvicorn_config(create_app(settings)))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [api_sock]}, daemon=True)
     thread.start()
-    ui = start_ui(api_url=api_url, ui_port=settings.ui_port, host=settings.api_host)
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    ui = start_ui(
+        api_url=api_url,
+        ui_port=settings.ui_port,
+        host=settings.api_host,
+        api_token=settings.api_token,
+    )
     label = "offline tutor" if settings.offline else settings.model_label
     print(
         f"harness: API {api_url} · UI http://{settings.api_host}:{settings.ui_port}"
