@@ -11,6 +11,7 @@ from shared_contracts.chat import ChatSummary
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted
 from shared_contracts.jobs import Job
+from shared_contracts.trace import AnyTraceEvent
 from ui.settings import api_url, auth_headers
 
 T = TypeVar("T")
@@ -20,7 +21,13 @@ _ENCODER = msgspec.json.Encoder()
 
 
 class ApiError(Exception):
-    """The API could not be reached or answered with an error; the message is for people."""
+    """The API could not be reached or answered with an error; the message is for people.
+
+    `status` is the HTTP status when the API answered (0 when it could not be reached)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _client() -> httpx.AsyncClient:
@@ -35,7 +42,7 @@ async def _request(method: str, path: str, body: bytes | None = None) -> bytes:
     except httpx.HTTPError as exc:
         raise ApiError(f"cannot reach the API at {api_url()} ({type(exc).__name__})") from exc
     if response.status_code >= 400:
-        raise ApiError(_error_detail(response))
+        raise ApiError(_error_detail(response), response.status_code)
     return response.content
 
 
@@ -50,7 +57,7 @@ def _error_detail(response: httpx.Response) -> str:
 def _decode(raw: bytes, kind: type[T]) -> T:
     try:
         return msgspec.json.decode(raw, type=kind)
-    except msgspec.ValidationError as exc:
+    except msgspec.DecodeError as exc:
         raise ApiError(f"unexpected answer from the API: {exc}") from exc
 
 
@@ -78,3 +85,9 @@ async def extract(chat_id: str) -> ExtractAccepted:
 async def get_job(job_id: str) -> Job:
     """`GET /api/jobs/{id}`."""
     return _decode(await _request("GET", f"/api/jobs/{job_id}"), Job)
+
+
+async def get_trace(chat_id: str) -> list[AnyTraceEvent]:
+    """`GET /api/chats/{id}/trace`: the session's trace events (404 → `ApiError.status`)."""
+    raw = await _request("GET", f"/api/chats/{chat_id}/trace")
+    return _decode(raw, list[AnyTraceEvent])

@@ -1,8 +1,10 @@
-"""The Reflex app: Radix theme (light/dark), 16px body; importing the pages registers them."""
+"""The Reflex app: Radix theme (light/dark), 16px body; importing the pages registers them
+(the replay page is imported here: it is for developers, not in the learner's pages)."""
 
 import reflex as rx
 
 from ui import pages
+from ui.pages import replay
 
 STYLE = {
     "font_size": "16px",
@@ -15,4 +17,4 @@ app = rx.App(
     style=STYLE,
 )
 
-__all__ = ["app", "pages"]
+__all__ = ["app", "pages", "replay"]

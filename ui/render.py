@@ -133,6 +133,22 @@ def _question_prompt(part: ToolPart) -> str:
     return str(question.get("prompt", "")) if isinstance(question, dict) else ""
 
 
+def _option_texts(part: ToolPart, answer: Any) -> Any:
+    """A multiple-choice answer as its options' text (ids with no known text stay ids)."""
+    question = part.input.get("question")
+    options = question.get("options") if isinstance(question, dict) else None
+    if not isinstance(options, list):
+        return answer
+    texts = {
+        str(o["id"]): str(o["text"])
+        for o in options
+        if isinstance(o, dict) and "id" in o and o.get("text")
+    }
+    if isinstance(answer, list):
+        return [texts.get(str(a), a) for a in answer]
+    return texts.get(answer, answer) if isinstance(answer, str) else answer
+
+
 def _tool_item(
     part: ToolPart, room: Room, key: str, jobs_by_call: dict[str, Job]
 ) -> ChatItem | None:
@@ -150,7 +166,7 @@ def _tool_item(
     item = ChatItem(key=key, kind=kind, prompt=_question_prompt(part))
     output = part.output
     if isinstance(output, GradedOutput):
-        item.given, item.graded = answer_text(output.answer), True
+        item.given, item.graded = answer_text(_option_texts(part, output.answer)), True
         item.correct, item.expected = output.verdict.correct, output.verdict.expected
         item.feedback = output.verdict.feedback
     elif isinstance(output, ReplyOutput):
@@ -173,6 +189,8 @@ def chat_items(room: Room) -> list[ChatItem]:
                 if part.text:
                     items.append(ChatItem(key=key, role=message.role, text=part.text))
                 continue
+            if not isinstance(part, ToolPart):
+                continue  # a server notice (a job result delivered) is for the teacher
             item = _tool_item(part, room, key, jobs_by_call)
             if item is not None:
                 items.append(item)

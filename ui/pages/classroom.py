@@ -47,9 +47,23 @@ def status_line() -> rx.Component:
             S.graph_notice != "",
             rx.link(S.graph_notice, href="/", id="graph-notice", size="2"),
         ),
+        rx.spacer(),
+        rx.cond(
+            S.room_id != "",
+            rx.link(
+                rx.icon("history", size=12),
+                " Replay",
+                href="/replay/" + S.room_id,
+                size="1",
+                color_scheme="gray",
+                title="Developer replay of this session",
+                id="replay-link",
+            ),
+        ),
         spacing="3",
         align="center",
         wrap="wrap",
+        width="100%",
     )
 
 

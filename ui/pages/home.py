@@ -101,6 +101,14 @@ def node_panel() -> rx.Component:
             align="center",
         ),
         rx.heading(d.statement, size="4", id="node-statement"),
+        rx.button(
+            rx.icon("dumbbell"),
+            "Practise this",
+            on_click=H.practise,
+            loading=H.creating,
+            size="2",
+            id="practise-this",
+        ),
         rx.heading("Evidence", size="2"),
         rx.cond(
             d.quotes.length() > 0,
@@ -162,6 +170,17 @@ def sessions_panel() -> rx.Component:
 
 def filters() -> rx.Component:
     return rx.hstack(
+        rx.input(
+            rx.input.slot(rx.icon("search", size=14)),
+            value=H.search,
+            on_change=H.set_search,
+            placeholder="Search statements…",
+            type="search",
+            aria_label="Search the graph by statement",
+            id="graph-search",
+            size="2",
+            width=rx.breakpoints(initial="100%", sm="16em"),
+        ),
         rx.text("Show", size="2"),
         rx.select.root(
             rx.select.trigger(aria_label="Filter by state"),

@@ -9,9 +9,10 @@ from typing import Any
 import reflex as rx
 
 from shared_contracts.chat import ChatSummary
-from shared_contracts.graph import GraphSnapshot
+from shared_contracts.graph import GraphNode, GraphSnapshot
 from ui import api, graph_view
 from ui.graph_view import NodeDetail, StateCount
+from ui.practise import practise_href, practise_title
 
 POLL_SECONDS = 1.0
 POLL_ROUNDS = 45
@@ -48,6 +49,14 @@ def has_session(snapshot: GraphSnapshot, chat_id: str) -> bool:
     )
 
 
+def search_nodes(nodes: list[GraphNode], query: str) -> list[GraphNode]:
+    """Nodes whose statement contains `query` (case-insensitive; blank = all)."""
+    needle = " ".join(query.split()).casefold()
+    if not needle:
+        return list(nodes)
+    return [n for n in nodes if needle in " ".join(n.statement.split()).casefold()]
+
+
 class HomeState(rx.State):
     """Derived, render-ready graph vars; the raw snapshot stays server-side."""
 
@@ -61,6 +70,7 @@ class HomeState(rx.State):
     session_ids: rx.Field[list[str]] = rx.field(default_factory=list)
     filter_state: str = "all"
     filter_session: str = "all"
+    search: str = ""
     flow_key: str = "empty"
     selected: NodeDetail = NodeDetail()
     has_selected: bool = False
@@ -77,7 +87,7 @@ class HomeState(rx.State):
         graph = self._graph
         state = "" if self.filter_state == "all" else self.filter_state
         session = "" if self.filter_session == "all" else self.filter_session
-        shown = graph_view.filtered(graph, state, session)
+        shown = search_nodes(graph_view.filtered(graph, state, session), self.search)
         self.nodes = graph_view.flow_nodes(shown, graph.edges, self.highlight)
         self.edges = graph_view.flow_edges(shown, graph.edges)
         self.node_total = len(graph.nodes)
@@ -147,6 +157,27 @@ class HomeState(rx.State):
     def set_filter_session(self, value: str) -> None:
         self.filter_session = value
         self._refresh_view()
+
+    @rx.event
+    def set_search(self, value: str) -> None:
+        self.search = value[:200]
+        self._refresh_view()
+
+    @rx.event
+    async def practise(self):
+        """ "Practise this": a chat aimed at the selected node, opened with its first message."""
+        if self.creating or not self.has_selected:
+            return None
+        statement = self.selected.statement
+        self.creating = True
+        try:
+            chat = await api.create_chat(practise_title(statement))
+        except api.ApiError as exc:
+            self.error = f"Could not start a session: {exc}"
+            return None
+        finally:
+            self.creating = False
+        return rx.redirect(practise_href(chat.id, statement))
 
     @rx.event
     async def new_session(self):

@@ -11,7 +11,7 @@ import reflex as rx
 
 from shared_contracts.base import ID_PATTERN
 from shared_contracts.frames import UserMessage
-from ui import api, outbox, render
+from ui import api, outbox, practise, render
 from ui.answers import build_answer
 from ui.link import run_link
 from ui.render import ChatItem, OptionView, PlanRow
@@ -112,16 +112,20 @@ class RoomState(rx.State):
                 self._publish(with_error(self._room, "This is not a session address."))
                 return
             box = self._box()
+            ask = practise.clean_ask(self.router.url.query_parameters.get("ask", ""))
         queue = outbox.open_box(box)
         fetched: set[str] = set()
 
         async def apply(frames: list[Any], connection: Any) -> bool:
+            nonlocal ask
             async with self:
                 if self._generation != generation or not _client_alive(token):
                     return False
                 room = apply_frames(self._room, frames)
                 if connection is not None:
                     room = with_connection(room, connection)
+                if ask and practise.ready_to_ask(room):
+                    room, ask = self._ask_once(room, ask, box), ""
                 if room is not self._room:
                     self._publish(room)
                 missing = [j for j in missing_job_results(room) if j not in fetched]
@@ -139,6 +143,14 @@ class RoomState(rx.State):
             await run_link(chat_id, queue, apply, on_error)
         finally:
             outbox.close_box(box, queue)
+
+    def _ask_once(self, room: Room, text: str, box: str) -> Room:
+        """Sends a "practise this" opening message (`?ask=`) as the learner's first message."""
+        self._sent += 1
+        client_id = f"local-{self._sent}"
+        if not outbox.post(box, ENCODER.encode(UserMessage(text=text, client_id=client_id))):
+            return room
+        return user_sent(room, text, client_id)
 
     async def _fetch_job(self, job_id: str, generation: int) -> None:
         try:

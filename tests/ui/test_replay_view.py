@@ -1,0 +1,286 @@
+"""Trace events → replay timeline rows and details, without a browser."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import get_args
+
+import msgspec
+import pytest
+import reflex as rx
+
+from shared_contracts.model_io import ModelMessage, ModelRequest, ModelToolCall, ToolSpec, Usage
+from shared_contracts.plan import PlanNode, PlanTree
+from shared_contracts.trace import (
+    AnyTraceEvent,
+    CheckpointEvent,
+    ClockEvent,
+    ExtractionEvent,
+    IdEvent,
+    InboundFrameEvent,
+    JobTraceEvent,
+    MarkEvent,
+    ModelCallEvent,
+    OutboundFrameEvent,
+    PromptEvent,
+    QuizEvent,
+    TimedChunk,
+    ToolRunEvent,
+)
+from ui import replay_view as rv
+from ui.state.replay_state import ReplayState, chat_id_from_replay_path
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+CONTEXT = "### Nodes\n- `node-1` [verified] fractions have a denominator"
+SYSTEM = f"You are a tutor.\n\n## What the learner knows\n{CONTEXT}\n\nBe kind."
+PLAN_1 = PlanTree(goal="Fractions", nodes=[PlanNode(id="halves", title="Halves")], version=1)
+PLAN_2 = PlanTree(
+    goal="Fractions",
+    nodes=[
+        PlanNode(id="halves", title="Halves", status="done"),
+        PlanNode(id="thirds", title="Thirds", parent="halves", status="active"),
+    ],
+    current="thirds",
+    version=2,
+)
+ENC = msgspec.json.Encoder()
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def _plan(tree: PlanTree) -> str:
+    return ENC.encode(tree).decode()
+
+
+def sample_events() -> dict[type, AnyTraceEvent]:
+    """One event of every trace variant, in seq order, forming a tiny session."""
+    request = ModelRequest(
+        role="teacher",
+        messages=[
+            ModelMessage(role="system", content=SYSTEM),
+            ModelMessage(role="user", content="teach me halves"),
+        ],
+        tools=[ToolSpec(name="quiz", description="ask", parameters={"type": "object"})],
+    )
+    response = ModelMessage(
+        role="assistant",
+        content="Let's start.",
+        tool_calls=[ModelToolCall(id="call_1", name="plan_init", arguments='{"goal":"x"}')],
+    )
+    events: list[AnyTraceEvent] = [
+        MarkEvent(seq=0, scope="chat", mark="chat_created", title="Halves", at=AT, graph_hash="g0"),
+        InboundFrameEvent(
+            seq=1, scope="learner", turn=0, frame='{"type":"user_message","text":"halves"}'
+        ),
+        ClockEvent(seq=2, scope="turn:1", value=AT),
+        IdEvent(seq=3, scope="turn:1", prefix="msg", value="msg-0001"),
+        PromptEvent(
+            seq=4,
+            scope="turn:1",
+            turn=1,
+            template_id="teacher.md",
+            template_hash="abc",
+            graph_context=CONTEXT + "\n",
+            system_prompt=SYSTEM,
+        ),
+        ModelCallEvent(
+            seq=5,
+            scope="turn:1",
+            key="turn:1/teacher#0",
+            model="offline",
+            request=request,
+            request_hash="h1",
+            chunks=[
+                TimedChunk(t_ms=120.0, text="Let's "),
+                TimedChunk(t_ms=180.0, text="start."),
+                TimedChunk(t_ms=250.0, tool_index=0, tool_id="call_1", arguments='{"goal":"x"}'),
+            ],
+            response=response,
+            finish_reason="tool_calls",
+            usage=Usage(prompt_tokens=10, completion_tokens=5, cost_usd=0.001),
+        ),
+        ToolRunEvent(
+            seq=6,
+            scope="turn:1",
+            turn=1,
+            tool_call_id="call_1",
+            tool_name="plan_init",
+            raw_args='{"goal":"x"}',
+            parsed=True,
+            output='{"kind":"plan"}',
+            plan_before="",
+            plan_after=_plan(PLAN_1),
+        ),
+        QuizEvent(seq=7, scope="turn:1", turn=1, tool_call_id="call_2", phase="issued"),
+        JobTraceEvent(seq=8, scope="job:job-1", job_id="job-1", phase="finished"),
+        OutboundFrameEvent(seq=9, scope="turn:1", turn=1, frame='{"type":"turn_finished"}'),
+        CheckpointEvent(
+            seq=10, scope="turn:1", turn=1, transcript_hash="t1", plan_hash="p1", graph_hash="g0"
+        ),
+        ExtractionEvent(
+            seq=11,
+            scope="extraction:run-1",
+            run_id="run-1",
+            extractor_output='{"propositions":[]}',
+            gate_drops=["too vague: 'stuff'"],
+            auditor_drops=["unsupported: 'thirds are bigger'"],
+            merge_diff="+1 nodes, +0 edges",
+            graph_hash_before="g0",
+            graph_hash_after="g1",
+        ),
+    ]
+    return {type(e): e for e in events}
+
+
+EVENTS = list(sample_events().values())
+ALL_KINDS = {k for k, _ in rv.KINDS}
+
+
+def test_every_trace_variant_has_a_sample_a_row_and_a_detail():
+    variants = set(get_args(AnyTraceEvent))
+    assert set(sample_events()) == variants, "add a sample for the new trace event"
+    assert set(rv.ROWS) == variants
+    for event in EVENTS:
+        item = rv.row(event)
+        assert item.label and item.seq == event.seq and item.kind in ALL_KINDS
+        found = rv.detail(EVENTS, event.seq)
+        assert found is not None and found.title == item.label and found.facts
+
+
+def test_timeline_is_ordered_by_seq_filtered_by_kind_and_headed_by_scope():
+    rows = rv.timeline(list(reversed(EVENTS)), ALL_KINDS)
+    assert [r.seq for r in rows] == sorted(e.seq for e in EVENTS)
+    heads = [(r.seq, r.scope) for r in rows if r.scope_head]
+    assert heads[:3] == [(0, "chat"), (1, "learner"), (2, "turn:1")]
+    assert (8, "job:job-1") in heads and (9, "turn:1") in heads  # a scope run resumes
+    only_models = rv.timeline(EVENTS, {"model"})
+    assert [r.label for r in only_models] == ["turn:1/teacher#0"]
+    assert only_models[0].scope_head
+    default = {r.kind for r in rv.timeline(EVENTS, rv.DEFAULT_KINDS)}
+    assert "outbound" not in default and "sync" not in default and "model" in default
+
+
+def test_chips_count_every_event_once():
+    chips = rv.chips(EVENTS, {"model"})
+    assert sum(c.count for c in chips) == len(EVENTS)
+    assert [c.key for c in chips if c.active] == ["model"]
+    assert {c.key: c.count for c in chips}["sync"] == 2  # the clock and the id
+
+
+def test_model_call_detail_shows_the_prompt_with_graph_context_split_out():
+    found = rv.detail(EVENTS, 5)
+    assert found is not None and found.has_prompt
+    assert found.prompt_context == CONTEXT
+    assert found.prompt_before + found.prompt_context + found.prompt_after == SYSTEM
+    titles = [b.title for b in found.blocks]
+    assert titles[0] == "#1 user" and "Response text" in titles
+    tools = next(b for b in found.blocks if b.title.startswith("Tools offered (1)"))
+    assert tools.collapsed and '"quiz"' in tools.text
+    call = next(b for b in found.blocks if b.title.startswith("Response tool call plan_init"))
+    assert '"goal": "x"' in call.text  # pretty-printed arguments
+    facts = {f.label: f.value for f in found.facts}
+    assert facts["Key"] == "turn:1/teacher#0"
+    assert facts["Chunks"] == "3 (2 text, 1 tool call)"
+    assert facts["Chunk timing"] == "first at 120 ms, last at 250 ms"
+    assert "$0.0010" in facts["Usage"]
+
+
+def test_prompt_without_context_is_not_highlighted():
+    assert rv.split_prompt("plain", "") == ("plain", "", "")
+    assert rv.split_prompt("plain", "missing block") == ("plain", "", "")
+
+
+def test_tool_run_detail_has_io_and_the_plan_as_of_then():
+    found = rv.detail(EVENTS, 6)
+    assert found is not None
+    titles = [b.title for b in found.blocks]
+    assert titles == ["Raw arguments", "Output", "Plan before", "Plan after"]
+    assert [r.title for r in found.plan] == ["Halves"] and found.plan_goal == "Fractions"
+    assert found.plan_note == "as of tool run #6"
+    before = rv.detail(EVENTS, 5)
+    assert before is not None and before.plan == [] and before.plan_note == "no plan yet"
+
+
+def test_plan_as_of_takes_the_latest_plan_after_before_the_event():
+    later = ToolRunEvent(
+        seq=20,
+        turn=2,
+        tool_call_id="c",
+        tool_name="plan_add",
+        raw_args="{}",
+        parsed=True,
+        plan_after=_plan(PLAN_2),
+    )
+    events = [*EVENTS, later]
+    assert rv.plan_as_of(events, 19) == (PLAN_1, 6)
+    assert rv.plan_as_of(events, 20) == (PLAN_2, 20)
+    broken = msgspec.structs.replace(later, seq=21, plan_after="{not json")
+    assert rv.plan_as_of([*events, broken], 30) == (PLAN_2, 20)
+
+
+def test_extraction_detail_lists_audit_drops_and_graph_hashes():
+    found = rv.detail(EVENTS, 11)
+    assert found is not None
+    facts = {f.label: f.value for f in found.facts}
+    assert facts["Graph hash before"] == "g0" and facts["Graph hash after"] == "g1"
+    assert facts["Merge"] == "+1 nodes, +0 edges"
+    drops = {b.title: b.text for b in found.blocks}
+    assert "thirds are bigger" in drops["Audit drops"] and "too vague" in drops["Gate drops"]
+    assert {f.label: f.value for f in found.graph}["Graph hash"] == "g1"
+
+
+def test_failures_are_flagged_and_missing_events_have_no_detail():
+    bad = ToolRunEvent(
+        seq=30, turn=1, tool_call_id="c", tool_name="quiz", raw_args="{", parsed=False
+    )
+    assert rv.row(bad).flag == "error"
+    assert rv.detail(EVENTS, 999) is None
+
+
+def test_long_text_is_clipped_with_a_note():
+    assert rv.clip("x" * 10, 4) == "xxxx\n… (6 more characters)"
+    assert rv.pretty("not json") == "not json"
+    assert rv.pretty('{"a":1}') == '{\n  "a": 1\n}'
+
+
+@pytest.mark.parametrize("golden", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
+def test_every_event_of_a_golden_session_projects(golden: str):
+    trace = next((GOLDEN / golden / "traces").glob("*.jsonl")).read_bytes()
+    events = msgspec.json.Decoder(AnyTraceEvent).decode_lines(trace)
+    rows = rv.timeline(events, ALL_KINDS)
+    assert len(rows) == len(events)
+    for event in events:
+        if isinstance(event, (ModelCallEvent, ToolRunEvent, ExtractionEvent, PromptEvent)):
+            assert rv.detail(events, event.seq) is not None
+    json.dumps(msgspec.to_builtins(rows))  # render vars serialise
+
+
+def _state() -> ReplayState:
+    return rx.State().get_substate(ReplayState.get_full_name().split(".")[1:])
+
+
+def test_replay_state_filters_and_selects_without_leaking_raw_events():
+    state = _state()
+    state._show(EVENTS)
+    assert state.title == "Halves" and state.problem == ""
+    assert {r.kind for r in state.rows} == set(rv.DEFAULT_KINDS) & {
+        rv.event_kind(e) for e in EVENTS
+    }
+    state.toggle_kind("model")
+    assert "model" not in {r.kind for r in state.rows}
+    state.toggle_kind("model")
+    state.select(5)
+    assert state.has_detail and state.detail.prompt_context == CONTEXT
+    state.select(12345)
+    assert not state.has_detail and state.selected_seq == -1
+    assert "_events" not in json.dumps(state.dict(), default=str)
+    state._show([])
+    assert state.problem == "No trace was recorded for this session yet."
+
+
+def test_replay_path_yields_only_valid_ids():
+    assert chat_id_from_replay_path("/replay/chat-0001") == "chat-0001"
+    assert chat_id_from_replay_path("/replay/chat-0001/") == "chat-0001"
+    assert chat_id_from_replay_path("/replay/../etc") == ""
+    assert chat_id_from_replay_path("/chat/chat-0001") == ""

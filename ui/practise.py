@@ -1,0 +1,62 @@
+""" "Practise this": the chat title, the first learner message and the classroom URL for it.
+
+The home page creates the chat and opens `/chat/<id>?ask=<message>`; the classroom sends
+that message once, as soon as its first snapshot shows an empty, idle chat.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from ui.room import Room
+
+TITLE_PREFIX = "Practise: "
+TITLE_CHARS = 60
+ASK_PREFIX = "Help me practise: "
+ASK_CHARS = 1000
+"""An `?ask=` message longer than this is cut (it travels in the URL)."""
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line, cut at a word boundary with "…" when longer than `limit`."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def practise_title(statement: str) -> str:
+    """ "Practise: <statement, shortened>" (always within the API's 200-character title)."""
+    return TITLE_PREFIX + shorten(statement, TITLE_CHARS)
+
+
+def practise_ask(statement: str) -> str:
+    """The learner's first message: "Help me practise: <statement>"."""
+    return ASK_PREFIX + shorten(statement, ASK_CHARS - len(ASK_PREFIX))
+
+
+def practise_href(chat_id: str, statement: str) -> str:
+    """`/chat/<id>?ask=<the first message, URL-encoded>`."""
+    return f"/chat/{chat_id}?ask={quote(practise_ask(statement), safe='')}"
+
+
+def clean_ask(value: str) -> str:
+    """An `?ask=` value made safe to send: one line-ish, bounded, "" when blank."""
+    return value.strip()[:ASK_CHARS]
+
+
+def ready_to_ask(room: Room) -> bool:
+    """True when a queued `?ask=` may be sent: connected, loaded, idle, and nothing said yet.
+
+    "Nothing said yet" makes it once: after a reload the chat already holds the message."""
+    return (
+        room.loaded
+        and room.connection == "connected"
+        and not room.messages
+        and not room.turn_running
+        and room.pending is None
+    )

@@ -1,0 +1,92 @@
+"""The replay page's state: one session's trace, the timeline filter and the selected event."""
+
+from __future__ import annotations
+
+import re
+
+import reflex as rx
+
+from shared_contracts.base import ID_PATTERN
+from shared_contracts.trace import AnyTraceEvent
+from ui import api, replay_view
+from ui.replay_view import EventDetail, KindChip, TimelineRow
+
+_ID = re.compile(ID_PATTERN)
+_PATH = re.compile(r"^/replay/([^/]+)/?$")
+
+
+def chat_id_from_replay_path(path: str) -> str:
+    """`/replay/<id>` → `<id>` when it is a valid id, else ""."""
+    match = _PATH.match(path)
+    tail = match.group(1) if match else ""
+    return tail if _ID.match(tail) and "\n" not in tail else ""
+
+
+class ReplayState(rx.State):
+    """Public vars are render rows and one detail; the raw events stay server-side."""
+
+    chat_id: str = ""
+    title: str = ""
+    loading: bool = False
+    problem: str = ""
+    """Why there is nothing to show (not found, empty trace, API down); "" when loaded."""
+    rows: rx.Field[list[TimelineRow]] = rx.field(default_factory=list)
+    chips: rx.Field[list[KindChip]] = rx.field(default_factory=list)
+    total: int = 0
+    selected_seq: int = -1
+    detail: EventDetail = EventDetail()
+    has_detail: bool = False
+
+    _events: tuple[AnyTraceEvent, ...] = ()
+    _kinds: frozenset[str] = replay_view.DEFAULT_KINDS
+
+    def _refresh(self) -> None:
+        self.rows = replay_view.timeline(self._events, self._kinds)
+        self.chips = replay_view.chips(self._events, self._kinds)
+
+    def _show(self, events: list[AnyTraceEvent]) -> None:
+        self._events = tuple(replay_view.ordered(events))
+        self.total = len(events)
+        self.title = replay_view.session_title(self._events)
+        self.problem = "" if events else "No trace was recorded for this session yet."
+        self._refresh()
+
+    @rx.event
+    async def load(self) -> None:
+        """on_load: fetches the trace of the chat in the URL."""
+        chat_id = chat_id_from_replay_path(self.router.url.path)
+        self.chat_id, self.title, self.selected_seq, self.has_detail = chat_id, "", -1, False
+        self.detail = EventDetail()
+        self._events, self._kinds = (), replay_view.DEFAULT_KINDS
+        self._refresh()
+        if not chat_id:
+            self.problem = "This is not a session address."
+            return
+        self.loading, self.problem = True, ""
+        try:
+            events = await api.get_trace(chat_id)
+        except api.ApiError as exc:
+            self.problem = f"There is no session “{chat_id}”." if exc.status == 404 else str(exc)
+            return
+        finally:
+            self.loading = False
+        self._show(events)
+
+    @rx.event
+    def toggle_kind(self, kind: str) -> None:
+        """Shows or hides one kind of event in the timeline."""
+        self._kinds = self._kinds ^ {kind}
+        self._refresh()
+
+    @rx.event
+    def show_all(self) -> None:
+        self._kinds = frozenset(k for k, _ in replay_view.KINDS)
+        self._refresh()
+
+    @rx.event
+    def select(self, seq: int) -> None:
+        """Opens one event's detail on the right."""
+        found = replay_view.detail(self._events, seq)
+        self.has_detail = found is not None
+        self.detail = found or EventDetail()
+        self.selected_seq = seq if found is not None else -1
