@@ -1,10 +1,14 @@
-"""A short offline lesson (started by `?ask=`), then its replay: timeline, a model call, prompt."""
+"""A short offline lesson (started by `?ask=`) and its replay; "Practise this" end to end."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
+import reflex as rx
 from playwright.async_api import Page, expect
+
+from ui.graph_view import NodeDetail
+from ui.state.home_state import HomeState
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +28,18 @@ async def test_replay_shows_the_timeline_and_a_model_calls_system_prompt(
     await page.locator("#answer-input").fill("denominator")
     await page.locator("#answer-input").press("Enter")
     await expect(page.locator("#verdict")).to_contain_text("Right")
-    await expect(dock).to_have_attribute("data-kind", "ask_user")  # the next turn ended
+    await expect(dock).to_have_attribute("data-kind", "ask_user")
+    await page.get_by_role("button", name="A bit unsure").click()
+    await page.locator("#submit-answer").click()
+    await expect(dock).to_have_attribute("data-kind", "numeric")
+    await page.locator("#answer-input").fill("24/2")
+    await page.locator("#answer-input").press("Enter")
+    await expect(dock).to_have_attribute("data-kind", "multiple_choice")
+    await page.locator("#answer-choices [role=radio][value=b]").click()
+    await page.locator("#submit-answer").click()
+    await expect(dock).to_have_count(0)
+    # The multiple-choice answer in the transcript is the option's text (math rendered).
+    await expect(page.locator(".lh-given").last.locator(".katex")).to_have_count(1)
     await page.reload()  # reloading does not send the opening message again
     await expect(page.locator("#conversation")).to_contain_text("Teach me fractions")
     assert await page.locator(".lh-user").count() == 1
@@ -53,3 +68,29 @@ async def test_replay_shows_the_timeline_and_a_model_calls_system_prompt(
 
     await page.goto(f"{servers.ui_url}/replay/no-such-chat")
     await expect(page.locator("#replay-problem")).to_contain_text("There is no session")
+
+
+async def test_practise_this_opens_a_titled_chat_that_asks_for_practice(
+    servers, page: Page, monkeypatch
+):
+    monkeypatch.setenv("LH_API_URL", servers.api_url)  # HomeState's HTTP calls go here
+    state = rx.State().get_substate(HomeState.get_full_name().split(".")[1:])
+    statement = (
+        "The denominator counts the equal parts a whole is cut into, never the parts we have"
+    )
+    state.selected, state.has_selected = NodeDetail(id="n1", statement=statement), True
+    redirect = await state.practise()
+    href = dict((str(k), v._var_value) for k, v in redirect.args)["path"]
+    assert href.startswith("/chat/") and "?ask=Help%20me%20practise%3A%20The" in href
+
+    async with httpx.AsyncClient(base_url=servers.api_url) as client:
+        chats = (await client.get("/api/chats")).json()
+    chat_id = href.split("/")[2].split("?")[0]
+    title = next(c["title"] for c in chats if c["id"] == chat_id)
+    assert title.startswith("Practise: The denominator counts") and title.endswith("…")
+
+    await page.goto(servers.ui_url + href)
+    conversation = page.locator("#conversation")
+    await expect(conversation).to_contain_text(f"Help me practise: {statement}")
+    await expect(page.locator("#connection-status")).to_have_text("Connected")
+    await expect(conversation.locator(".lh-tutor").first).to_be_visible()  # the tutor answered

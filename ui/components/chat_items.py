@@ -51,7 +51,12 @@ def _question(item: ChatItem) -> rx.Component:
             safe_markdown(item.prompt),
             rx.cond(
                 item.given != "",
-                rx.text("Your answer: ", rx.text.strong(item.given), size="2"),
+                rx.hstack(
+                    rx.text("Your answer:", size="2"),
+                    rx.box(safe_markdown(item.given), font_weight="bold", font_size="0.875em"),
+                    align="baseline",
+                    class_name="lh-given",
+                ),
                 rx.cond(
                     item.kind == "quiz",
                     rx.text("Waiting for your answer…", size="2", color_scheme="gray"),

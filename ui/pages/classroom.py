@@ -51,8 +51,9 @@ def status_line() -> rx.Component:
         rx.cond(
             S.room_id != "",
             rx.link(
-                rx.icon("history", size=12),
-                " Replay",
+                rx.hstack(
+                    rx.icon("history", size=12), rx.text("Replay"), spacing="1", align="center"
+                ),
                 href="/replay/" + S.room_id,
                 size="1",
                 color_scheme="gray",
