@@ -9,7 +9,9 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter
 
+from backend.core.errors import Busy
 from backend.core.ids import require_id
+from backend.core.pending import pending_question
 from backend.server.services import Services
 from shared_contracts.base import STRICT_ID_PATTERN
 from shared_contracts.chat import ChatSummary, ChatView
@@ -38,6 +40,10 @@ ERRORS = {
     404: ResponseSpec(ErrorBody, description="no such chat or job"),
 }
 BAD_BODY = {400: ResponseSpec(ErrorBody, description="invalid body")}
+TRACE_ERRORS = {
+    **ERRORS,
+    409: ResponseSpec(ErrorBody, description="a turn is running or a question is open"),
+}
 
 
 @get("/healthz", sync_to_thread=False)
@@ -97,11 +103,17 @@ async def get_job(request: Request, job_id: PathId) -> Job:
     return await _services(request).stores.jobs.get(require_id(job_id, "job id"))
 
 
-@get("/api/chats/{chat_id:str}/trace", responses=ERRORS)
+@get("/api/chats/{chat_id:str}/trace", responses=TRACE_ERRORS)
 async def get_trace(request: Request, chat_id: PathId) -> list[AnyTraceEvent]:
+    """The session's trace — only while no question is open: model requests carry quiz keys."""
     services = _services(request)
     chat_id = require_id(chat_id, "chat id")
-    await services.stores.chats.get(chat_id)
+    record = await services.stores.chats.get(chat_id)
+    if services.handler.is_running(chat_id) or pending_question(record) is not None:
+        raise Busy(
+            "the trace holds answer keys: it is available once the running turn ends"
+            " and the open question is answered"
+        )
     return await services.stores.traces.read(chat_id)
 
 

@@ -212,3 +212,19 @@ def test_a_second_message_during_a_turn_is_busy_and_abort_stops_it(client_factor
     view = client.get(f"/api/chats/{chat}").json()
     texts = [p["text"] for m in view["messages"] for p in m["parts"] if p["type"] == "text"]
     assert texts == ["one", "thinking"]
+
+
+def test_the_trace_is_withheld_while_a_question_is_open(client_factory):
+    model = ScriptedModel([tool_reply([("q1", "quiz", QUIZ)]), text_reply("Yes!")])
+    client = client_factory(model)
+    chat = new_chat(client)
+    with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
+        receive(ws)
+        ws.send_text('{"type": "user_message", "text": "teach me"}')
+        until(ws, TurnFinished)
+        withheld = client.get(f"/api/chats/{chat}/trace")
+        assert withheld.status_code == 409 and "chlorophyll" not in withheld.text
+        ws.send_text('{"type": "answer", "tool_call_id": "q1", "answer": "chlorophyll"}')
+        until(ws, TurnFinished)
+    trace = client.get(f"/api/chats/{chat}/trace")
+    assert trace.status_code == 200 and "chlorophyll" in trace.text
