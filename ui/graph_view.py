@@ -1,7 +1,8 @@
 """The knowledge graph as React Flow nodes and edges, laid out in layers in Python.
 
 Edge semantics: `{from: A, to: B, type: requires}` reads "A requires B", so B is a
-prerequisite and sits in a layer left of A; arrows run from prerequisite to dependant.
+prerequisite and sits in a layer left of A; arrows run from prerequisite to dependant and
+are labelled "needed for", which reads true along the arrow.
 `supports` edges are drawn dashed and do not change the layers.
 """
 
@@ -91,6 +92,9 @@ def filtered(snapshot: GraphSnapshot, state: str, session: str) -> list[GraphNod
     ]
 
 
+REQUIRES_LABEL = "needed for"
+
+
 def node_label(node: GraphNode, new: bool = False) -> str:
     label, icon, *_ = STATE_STYLE[node.state]
     return f"{icon} {node.statement}\n— {label}{' · new' if new else ''}"
@@ -146,7 +150,7 @@ def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str,
             "id": f"{edge.to}-{edge.type}-{edge.from_}",
             "source": edge.to,
             "target": edge.from_,
-            "label": edge.type,
+            "label": REQUIRES_LABEL if requires else edge.type,
             "style": {"stroke": "#64748b", "strokeWidth": 2}
             if requires
             else {"stroke": "#94a3b8", "strokeWidth": 1.5, "strokeDasharray": "6 4"},

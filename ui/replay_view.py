@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from shared_contracts.frames import Answer, ClientFrame, UserMessage
 from shared_contracts.model_io import ModelMessage
 from shared_contracts.plan import PlanTree
 from shared_contracts.trace import (
@@ -127,25 +128,33 @@ def one_line(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def pretty(text: str) -> str:
-    """JSON text re-indented for reading; anything else unchanged."""
+    """JSON text re-indented for reading (formatted, never decoded); anything else unchanged."""
     try:
-        value = json.loads(text)
-    except (ValueError, TypeError):
+        return msgspec.json.format(text, indent=2)
+    except (msgspec.DecodeError, TypeError):
         return text
-    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def _json(value: Any) -> str:
     return json.dumps(msgspec.to_builtins(value), indent=2, ensure_ascii=False)
 
 
+class _Tagged(msgspec.Struct):
+    """Just the tag of a recorded frame (every frame contract is tagged on `type`)."""
+
+    type: str = "?"
+
+
+_TAG = msgspec.json.Decoder(_Tagged)
+_CLIENT_FRAME = msgspec.json.Decoder(ClientFrame)
+
+
 def frame_type(frame: str) -> str:
     """The `type` of a recorded JSON frame ("?" when it is not one)."""
     try:
-        value = json.loads(frame)
-    except (ValueError, TypeError):
+        return _TAG.decode(frame).type
+    except msgspec.DecodeError:
         return "?"
-    return str(value.get("type", "?")) if isinstance(value, dict) else "?"
 
 
 def split_prompt(system_prompt: str, graph_context: str) -> tuple[str, str, str]:
@@ -205,11 +214,13 @@ def _mark_row(e: MarkEvent) -> tuple[str, str, str]:
 def _inbound_row(e: InboundFrameEvent) -> tuple[str, str, str]:
     text = ""
     try:
-        value = json.loads(e.frame)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        text = str(value.get("text") or value.get("answer") or "")
+        frame = _CLIENT_FRAME.decode(e.frame)
+    except msgspec.DecodeError:
+        frame = None
+    if isinstance(frame, UserMessage):
+        text = frame.text
+    elif isinstance(frame, Answer):
+        text = str(frame.answer)
     return f"Learner: {frame_type(e.frame)}", one_line(text), ""
 
 

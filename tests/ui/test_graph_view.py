@@ -54,12 +54,13 @@ def test_flow_nodes_are_left_to_right_and_labelled_with_state_words():
 
 def test_flow_edges_requires_solid_arrow_supports_dashed():
     edges = {e["label"]: e for e in flow_edges(NODES, EDGES)}
-    assert edges["requires"]["markerEnd"]["type"] == "arrowclosed"
-    assert "strokeDasharray" not in edges["requires"]["style"]
+    assert edges["needed for"]["markerEnd"]["type"] == "arrowclosed"
+    assert "strokeDasharray" not in edges["needed for"]["style"]
     assert edges["supports"]["style"]["strokeDasharray"] == "6 4"
     assert all(e["source"] in "abcd" for e in flow_edges(NODES, EDGES))
-    req = next(e for e in flow_edges(NODES, EDGES) if e["label"] == "requires")
-    assert (req["source"], req["target"]) == ("a", "b")  # arrow: prerequisite → dependant
+    req = next(e for e in flow_edges(NODES, EDGES) if e["label"] == "needed for")
+    # b requires a: the arrow runs a → b and reads "a needed for b"
+    assert (req["source"], req["target"]) == ("a", "b")
 
 
 def test_filters_counts_and_sessions():

@@ -30,7 +30,7 @@ def legend(counts: rx.Var[list[StateCount]]) -> rx.Component:
     return rx.hstack(
         rx.foreach(counts, state_badge),
         rx.hstack(
-            rx.text("→ requires", size="2"),
+            rx.text("→ needed for", size="2"),
             rx.text("- - supports", size="2", color_scheme="gray"),
             spacing="3",
         ),
