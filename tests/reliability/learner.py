@@ -6,6 +6,7 @@ and tool calls streamed for it, so a crash test can check the turn is on disk.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
@@ -77,11 +78,12 @@ class Learner:
 
     async def run(self, turns: int | None = None, until: float | None = None) -> None:
         """Raises `ConnectionClosed` if the server goes away (a crash test expects that)."""
-        async with websockets.connect(self.url, max_size=8 * 1024 * 1024) as ws:
-            try:
-                await self._session(ws, turns, until)
-            finally:
-                self.stats.close_codes.append(ws.close_code)
+        ws = await websockets.connect(self.url, max_size=8 * 1024 * 1024)
+        try:
+            await self._session(ws, turns, until)
+        finally:
+            await ws.close()
+            self.stats.close_codes.append(ws.close_code)  # 1000 unless the server broke it
 
     async def _session(self, ws, turns: int | None, until: float | None) -> None:
         snapshot = json.loads(await ws.recv())
@@ -97,9 +99,10 @@ class Learner:
         if not chat.get("turn_running"):
             await self._act(ws)
         while turns is None or done < turns:
-            if until is not None and time.monotonic() >= until:
-                return
-            frame = await ws.recv()
+            try:
+                frame = await asyncio.wait_for(ws.recv(), _remaining(until))
+            except TimeoutError:
+                return  # `until` reached
             if self.keep_frames:
                 self.stats.frames.append(frame)
             if await self._on_frame(ws, json.loads(frame)):
@@ -148,6 +151,10 @@ class Learner:
             await self._act(ws)
             return True
         return False
+
+
+def _remaining(until: float | None) -> float | None:
+    return None if until is None else max(0.0, until - time.monotonic())
 
 
 async def drive(ws_url: str, chat_id: str, rng: random.Random, stats: LearnerStats, **kw) -> str:
