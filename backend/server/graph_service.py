@@ -16,7 +16,7 @@ from anyio.abc import TaskGroup
 from backend.agent.extraction.ledger_view import LedgerView
 from backend.agent.extraction.pipeline import ExtractionPipeline, ExtractionReport
 from backend.agent.extraction.single_flight import SingleFlight
-from backend.core.graph import derive_snapshot
+from backend.core.graph import SnapshotDeriver
 from backend.core.graph_context import render_graph_context
 from backend.core.pending import pending_answers
 from backend.core.ports import ChatStore, GraphStore
@@ -27,20 +27,17 @@ log = logging.getLogger(__name__)
 
 
 class GraphReader:
-    """Derived graph reads; decodes and folds only lines appended since the last read."""
+    """Derived graph reads; decodes and folds only lines appended since the last read, and
+    re-derives only the nodes, edges and sessions those lines touched."""
 
     def __init__(self, graph: GraphStore) -> None:
-        self._view = LedgerView(graph)
-        self._snapshot: GraphSnapshot | None = None
-        self._version = -1
+        self._deriver = SnapshotDeriver()
+        self._view = LedgerView(graph, on_fold=self._deriver.apply)
 
     async def snapshot(self) -> GraphSnapshot:
-        """The graph with derived node states (recomputed only when the ledgers grew)."""
+        """The graph with derived node states (the same object until the ledgers grow)."""
         state = await self._view.refresh()
-        if self._snapshot is None or self._version != self._view.version:
-            self._snapshot = derive_snapshot(state)
-            self._version = self._view.version
-        return self._snapshot
+        return self._deriver.snapshot(state)
 
     async def context(self) -> GraphContext:
         """The teacher's markdown block (≤ 2,000 tokens; empty for an empty graph)."""

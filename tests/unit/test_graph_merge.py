@@ -142,6 +142,25 @@ def test_merge_is_merge_resolving_without_the_resolution() -> None:
     }
 
 
+def test_merge_leaves_the_state_it_reads_untouched() -> None:
+    ledger = Ledger()
+    ledger.merge(LESSON, lesson_record())
+    before = ledger.state.copy()
+    again = Findings(
+        propositions=[*LESSON.propositions, found("n", "A brand new fact")], edges=LESSON.edges
+    )
+    batch = merge(
+        ledger.state,
+        again,
+        lesson_record("c2"),
+        run_id="r",
+        clock=FixedClock(),
+        ids=SequentialIds(),
+    )
+    assert batch.propositions and batch.mappings and batch.edges and batch.events
+    assert ledger.state == before
+
+
 def test_merging_the_same_findings_again_adds_nothing() -> None:
     ledger = Ledger()
     ledger.merge(LESSON, lesson_record())

@@ -1,21 +1,29 @@
 """A follower of the graph ledgers: reads only the lines appended since last time and folds
-them into the cached `GraphState`. It never writes."""
+them in place into the state it owns. It never writes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 
-from backend.core.graph import GraphState, fold
+from backend.core.graph import FoldDelta, GraphState, fold_into
 from backend.core.ports import GraphStore, LedgerCursor
+
+OnFold = Callable[[GraphState, FoldDelta], None]
 
 
 class LedgerView:
-    """`refresh()` returns the state of everything appended so far (incremental)."""
+    """`refresh()` returns the state of everything appended so far (incremental: O(new
+    lines)). The state is the view's own and grows in place on later refreshes: read it,
+    never mutate it, and `fold` (which copies) to build on it. `on_fold(state, delta)` is
+    called, under the view's lock, with what each refresh changed."""
 
-    def __init__(self, graph: GraphStore) -> None:
+    def __init__(self, graph: GraphStore, on_fold: OnFold | None = None) -> None:
         self._graph = graph
         self._cursor = LedgerCursor()
         self._state = GraphState()
+        self._on_fold = on_fold
         self._lock = anyio.Lock()
         self.version = 0
         """Bumped whenever new lines were folded (readers cache derived results on it)."""
@@ -25,6 +33,8 @@ class LedgerView:
             batch, cursor = await self._graph.read_since(self._cursor)
             self._cursor = cursor
             if not batch.is_empty():
-                self._state = fold(self._state, batch)
+                delta = fold_into(self._state, batch)
                 self.version += 1
+                if self._on_fold is not None:
+                    self._on_fold(self._state, delta)
             return self._state

@@ -1,0 +1,203 @@
+"""The folded graph state: ledger lines folded in, first line per key wins.
+
+Fold is incremental and tolerant of duplicates: the first line per node id, per event ref
+and per (chat, node) mapping wins; edges aggregate by (from, to, type) with the chats that
+asserted them; a chat's checkpoint is its last `sessions` line.
+
+Two ways to fold: `fold` returns a new state and leaves its input alone (it copies every
+dict, so it costs O(state)); `fold_into` folds in place, costs O(batch), and reports what
+actually changed as a `FoldDelta` (what an incremental reader re-derives from). An
+`overlay` is a state that reads through to another and records only its own additions.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import ChainMap
+from collections.abc import Iterable, MutableMapping
+from dataclasses import dataclass, field
+
+from backend.core.ports import LedgerBatch
+from shared_contracts.graph import (
+    EdgeLine,
+    EdgeType,
+    EventLine,
+    MappingLine,
+    NodeKind,
+    PropositionLine,
+    SessionCheckpoint,
+)
+
+EdgeKey = tuple[str, str, EdgeType]
+
+
+@dataclass(slots=True)
+class GraphState:
+    """Everything folded from the ledgers so far. Only its owner mutates it (`fold_into`);
+    everyone else treats it as immutable (`fold` returns a new state)."""
+
+    nodes: MutableMapping[str, PropositionLine] = field(default_factory=dict)
+    rank: MutableMapping[str, int] = field(default_factory=dict)
+    """Creation order of each node (its position in the ledger)."""
+    identity: MutableMapping[tuple[NodeKind, str], str] = field(default_factory=dict)
+    edges: MutableMapping[EdgeKey, tuple[str, ...]] = field(default_factory=dict)
+    events: MutableMapping[str, EventLine] = field(default_factory=dict)
+    mappings: MutableMapping[tuple[str, str], MappingLine] = field(default_factory=dict)
+    local: MutableMapping[tuple[str, str], str] = field(default_factory=dict)
+    checkpoints: MutableMapping[str, SessionCheckpoint] = field(default_factory=dict)
+    audit_lines: int = 0
+    node_count: int = 0
+    """How many nodes are folded (the next node's rank; `len` of an overlay is O(state))."""
+
+    def folded_at(self, chat_id: str) -> int:
+        """Messages of `chat_id` already folded (0 when never extracted)."""
+        checkpoint = self.checkpoints.get(chat_id)
+        return checkpoint.folded_at if checkpoint else 0
+
+    def copy(self) -> GraphState:
+        """An independent copy (O(state)): plain dicts, whatever this state's maps are."""
+        return GraphState(
+            nodes=dict(self.nodes),
+            rank=dict(self.rank),
+            identity=dict(self.identity),
+            edges=dict(self.edges),
+            events=dict(self.events),
+            mappings=dict(self.mappings),
+            local=dict(self.local),
+            checkpoints=dict(self.checkpoints),
+            audit_lines=self.audit_lines,
+            node_count=self.node_count,
+        )
+
+    def overlay(self) -> GraphState:
+        """A state that reads through to this one and writes only to its own (empty) layer,
+        in O(1). Folding into the overlay never touches this state. Lookups only: iterating
+        or taking `len` of an overlay's maps costs O(state)."""
+        return GraphState(
+            nodes=ChainMap({}, self.nodes),
+            rank=ChainMap({}, self.rank),
+            identity=ChainMap({}, self.identity),
+            edges=ChainMap({}, self.edges),
+            events=ChainMap({}, self.events),
+            mappings=ChainMap({}, self.mappings),
+            local=ChainMap({}, self.local),
+            checkpoints=ChainMap({}, self.checkpoints),
+            audit_lines=self.audit_lines,
+            node_count=self.node_count,
+        )
+
+
+@dataclass(slots=True)
+class FoldDelta:
+    """What one `fold_into` changed, in fold order: only lines that won (duplicates that
+    folded away are absent)."""
+
+    nodes: list[str] = field(default_factory=list)
+    """Ids of nodes created (in rank order)."""
+    edges: list[EdgeKey] = field(default_factory=list)
+    """Edge keys created or given a new chat."""
+    events: list[EventLine] = field(default_factory=list)
+    mappings: list[tuple[str, str]] = field(default_factory=list)
+    """(chat, node) mapping keys created."""
+    sessions: bool = False
+    """True when any checkpoint line was folded."""
+
+    @classmethod
+    def everything(cls, state: GraphState) -> FoldDelta:
+        """The delta that built `state` from an empty one (ordered as `state` is)."""
+        return cls(
+            nodes=list(state.nodes),
+            edges=list(state.edges),
+            events=list(state.events.values()),
+            mappings=list(state.mappings),
+            sessions=bool(state.checkpoints),
+        )
+
+
+def normalise_statement(text: str) -> str:
+    """The identity key of a statement: NFKC, casefold, single spaces, no end punctuation."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(folded.split()).rstrip(" .!?;:")
+
+
+def identity_keys(line: PropositionLine) -> Iterable[tuple[NodeKind, str]]:
+    """The keys a node answers to: its normalised statement and aliases, within its kind."""
+    for text in (line.statement, *line.aliases):
+        key = normalise_statement(text)
+        if key:
+            yield line.kind, key
+
+
+def add_node(state: GraphState, line: PropositionLine) -> bool:
+    """Fold one proposition line in place; False when its id was already folded."""
+    if line.id in state.nodes:
+        return False
+    state.rank[line.id] = state.node_count
+    state.node_count += 1
+    state.nodes[line.id] = line
+    for key in identity_keys(line):
+        state.identity.setdefault(key, line.id)
+    return True
+
+
+def add_edge(state: GraphState, edge: EdgeLine) -> EdgeKey | None:
+    """Fold one edge line in place; its key, or None when its chat already asserted it."""
+    key = (edge.from_, edge.to, edge.type)
+    chats = state.edges.get(key, ())
+    if edge.chat_id in chats:
+        return None
+    state.edges[key] = (*chats, edge.chat_id)
+    return key
+
+
+def add_event(state: GraphState, event: EventLine) -> bool:
+    """Fold one event line in place; False when its ref was already folded."""
+    if event.ref in state.events:
+        return False
+    state.events[event.ref] = event
+    return True
+
+
+def add_mapping(state: GraphState, mapping: MappingLine) -> bool:
+    """Fold one mapping line in place; False when its (chat, node) was already folded."""
+    state.local.setdefault((mapping.chat_id, mapping.local_id), mapping.node_id)
+    key = (mapping.chat_id, mapping.node_id)
+    if key in state.mappings:
+        return False
+    state.mappings[key] = mapping
+    return True
+
+
+def fold_into(state: GraphState, batch: LedgerBatch) -> FoldDelta:
+    """Fold `batch` into `state` IN PLACE (O(batch)); what changed. For the state's owner."""
+    delta = FoldDelta()
+    for line in batch.propositions:
+        if add_node(state, line):
+            delta.nodes.append(line.id)
+    for edge in batch.edges:
+        key = add_edge(state, edge)
+        if key is not None:
+            delta.edges.append(key)
+    events, won = state.events, delta.events
+    for event in batch.events:  # inlined `add_event`: the ledger's largest file
+        if event.ref not in events:
+            events[event.ref] = event
+            won.append(event)
+    for mapping in batch.mappings:
+        if add_mapping(state, mapping):
+            delta.mappings.append((mapping.chat_id, mapping.node_id))
+    for checkpoint in batch.sessions:
+        state.checkpoints[checkpoint.chat_id] = checkpoint
+    delta.sessions = bool(batch.sessions)
+    state.audit_lines += len(batch.audit)
+    return delta
+
+
+def fold(state: GraphState, batch: LedgerBatch) -> GraphState:
+    """A new state with `batch` folded in (`state` is untouched); folding in two batches
+    equals folding once."""
+    if batch.is_empty():
+        return state
+    new = state.copy()
+    fold_into(new, batch)
+    return new
