@@ -66,12 +66,14 @@ class Learner:
         rng: random.Random,
         stats: LearnerStats | None = None,
         keep_frames: bool = False,
+        think: tuple[float, float] = (0.0, 0.0),
     ) -> None:
         self.url = f"{ws_url}/api/chats/{chat_id}/ws"
         self.chat_id = chat_id
         self.rng = rng
         self.stats = stats or LearnerStats()
         self.keep_frames = keep_frames
+        self.think = think  # seconds a learner pauses before each action (min, max)
         self.question: dict | None = None  # the open question (tool_call_id, question)
         self.current: AckedTurn | None = None
         self.sent_at: float | None = None
@@ -109,6 +111,8 @@ class Learner:
                 done += 1
 
     async def _act(self, ws) -> None:
+        if self.think[1] > 0:
+            await asyncio.sleep(self.rng.uniform(*self.think))
         if self.question is not None:
             q = self.question
             frame = {
