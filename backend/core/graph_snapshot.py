@@ -44,12 +44,12 @@ def node_state(kind: NodeKind, probes: Sequence[EventLine | Probe]) -> NodeState
 
 
 def _in_time_order(events: list[EventLine]) -> list[EventLine]:
-    """Sorted by (at, ref). Sorting on `at` alone allocates no key tuples (cheaper, and
-    gentler on the garbage collector); only a tie on `at` needs the refs."""
-    ordered = sorted(events, key=_at)
-    if len(set(map(_at, ordered))) < len(ordered):
-        ordered.sort(key=_at_ref)
-    return ordered
+    """`events` sorted in place by (at, ref). Sorting on `at` alone allocates no key tuples
+    (cheaper, and gentler on the garbage collector); only a tie on `at` needs the refs."""
+    events.sort(key=_at)
+    if len(set(map(_at, events))) < len(events):
+        events.sort(key=_at_ref)
+    return events
 
 
 def _probes(events: list[EventLine]) -> list[Probe]:
@@ -107,7 +107,8 @@ class SnapshotDeriver:
         pending.pop(None, None)  # unattributed for good: counted in the total only
         nodes = state.nodes
         for chat_id, node_id in delta.mappings:
-            self._chats.setdefault(node_id, []).append(chat_id)
+            # A new list, never an append: a node's `sessions` may be this very list.
+            self._chats[node_id] = [*self._chats.get(node_id, ()), chat_id]
             self._per_chat[chat_id] = self._per_chat.get(chat_id, 0) + 1
             if node_id in nodes:
                 self._dirty_nodes.add(node_id)
@@ -184,8 +185,10 @@ class SnapshotDeriver:
                 events, probes = events + new, probes + _probes(new)
             self._events[node_id] = events
         chats = self._chats.get(node_id)
-        if not chats or chats == [line.chat_id]:
+        if not chats:
             sessions = [line.chat_id]
+        elif chats[0] == line.chat_id:  # the usual case: the creating chat is mapped first
+            sessions = chats  # (mapping keys are unique, so no chat repeats)
         else:
             sessions = list(dict.fromkeys([line.chat_id, *chats]))
         return GraphNode(
@@ -197,7 +200,7 @@ class SnapshotDeriver:
             incorrect=incorrect,
             last_probe_at=probes[-1].at if probes else None,
             sessions=sessions,
-            evidence=list(line.evidence),
+            evidence=line.evidence,  # shared, like every list here: nobody mutates it
             probes=probes,
         )
 

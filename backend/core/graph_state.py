@@ -13,9 +13,9 @@ actually changed as a `FoldDelta` (what an incremental reader re-derives from). 
 from __future__ import annotations
 
 import unicodedata
-from collections import ChainMap
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from backend.core.ports import LedgerBatch
 from shared_contracts.graph import (
@@ -29,6 +29,46 @@ from shared_contracts.graph import (
 )
 
 EdgeKey = tuple[str, str, EdgeType]
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+_ABSENT: Any = object()
+
+
+class Layer(MutableMapping[K, V]):
+    """Writes go to its own dict; reads fall through to a base it never modifies. Lookups
+    cost O(1) (cheaper than `ChainMap`'s); `len` and iteration cost O(base)."""
+
+    __slots__ = ("base", "top")
+
+    def __init__(self, base: Mapping[K, V]) -> None:
+        self.top: dict[K, V] = {}
+        self.base = base
+
+    def __getitem__(self, key: K) -> V:
+        value = self.top.get(key, _ABSENT)
+        return self.base[key] if value is _ABSENT else value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.top or key in self.base
+
+    def get(self, key: K, default: Any = None) -> Any:
+        value = self.top.get(key, _ABSENT)
+        return self.base.get(key, default) if value is _ABSENT else value
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.top[key] = value
+
+    def __delitem__(self, key: K) -> None:
+        raise TypeError("a Layer only grows: the base is read-only")
+
+    def __iter__(self) -> Iterator[K]:
+        yield from self.top
+        yield from (key for key in self.base if key not in self.top)
+
+    def __len__(self) -> int:
+        return len(self.top) + sum(1 for key in self.base if key not in self.top)
 
 
 @dataclass(slots=True)
@@ -74,14 +114,14 @@ class GraphState:
         in O(1). Folding into the overlay never touches this state. Lookups only: iterating
         or taking `len` of an overlay's maps costs O(state)."""
         return GraphState(
-            nodes=ChainMap({}, self.nodes),
-            rank=ChainMap({}, self.rank),
-            identity=ChainMap({}, self.identity),
-            edges=ChainMap({}, self.edges),
-            events=ChainMap({}, self.events),
-            mappings=ChainMap({}, self.mappings),
-            local=ChainMap({}, self.local),
-            checkpoints=ChainMap({}, self.checkpoints),
+            nodes=Layer(self.nodes),
+            rank=Layer(self.rank),
+            identity=Layer(self.identity),
+            edges=Layer(self.edges),
+            events=Layer(self.events),
+            mappings=Layer(self.mappings),
+            local=Layer(self.local),
+            checkpoints=Layer(self.checkpoints),
             audit_lines=self.audit_lines,
             node_count=self.node_count,
         )
@@ -158,14 +198,14 @@ def add_event(state: GraphState, event: EventLine) -> bool:
     return True
 
 
-def add_mapping(state: GraphState, mapping: MappingLine) -> bool:
-    """Fold one mapping line in place; False when its (chat, node) was already folded."""
+def add_mapping(state: GraphState, mapping: MappingLine) -> tuple[str, str] | None:
+    """Fold one mapping line in place; its (chat, node) key, or None when already folded."""
     state.local.setdefault((mapping.chat_id, mapping.local_id), mapping.node_id)
     key = (mapping.chat_id, mapping.node_id)
     if key in state.mappings:
-        return False
+        return None
     state.mappings[key] = mapping
-    return True
+    return key
 
 
 def fold_into(state: GraphState, batch: LedgerBatch) -> FoldDelta:
@@ -184,8 +224,9 @@ def fold_into(state: GraphState, batch: LedgerBatch) -> FoldDelta:
             events[event.ref] = event
             won.append(event)
     for mapping in batch.mappings:
-        if add_mapping(state, mapping):
-            delta.mappings.append((mapping.chat_id, mapping.node_id))
+        mapped = add_mapping(state, mapping)
+        if mapped is not None:
+            delta.mappings.append(mapped)
     for checkpoint in batch.sessions:
         state.checkpoints[checkpoint.chat_id] = checkpoint
     delta.sessions = bool(batch.sessions)

@@ -3,14 +3,16 @@ touched; every snapshot equals a from-scratch derive of everything appended so f
 
 from __future__ import annotations
 
+import gc
 from datetime import UTC, datetime
 
 import msgspec
+import pytest
 
 from backend.agent.extraction.ledger_view import LedgerView
 from backend.core.graph import GraphState, derive_snapshot, fold
 from backend.core.ports import LedgerBatch
-from backend.server.graph_service import GraphReader
+from backend.server.graph_service import GraphReader, collector_paused
 from shared_contracts.graph import EventLine, MappingLine, PropositionLine, SessionCheckpoint
 from tests.fakes import MemoryGraphStore
 
@@ -77,3 +79,20 @@ async def test_the_view_folds_in_place_and_reports_each_delta() -> None:
     assert await view.refresh() is state and list(state.nodes) == ["n1", "n2"]
     await view.refresh()  # nothing new: no delta, no version bump
     assert seen == [(["n1"], 0), (["n2"], 1)] and view.version == 2
+
+
+async def test_a_snapshot_leaves_the_garbage_collector_as_it_found_it() -> None:
+    graph = MemoryGraphStore()
+    await graph.append(LedgerBatch(propositions=[node(1)]))
+    assert gc.isenabled()
+    await GraphReader(graph).snapshot()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        await GraphReader(graph).snapshot()
+        assert not gc.isenabled()  # a caller's own pause is kept
+    finally:
+        gc.enable()
+    with pytest.raises(KeyError), collector_paused():
+        raise KeyError("boom")
+    assert gc.isenabled()

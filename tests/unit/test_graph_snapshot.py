@@ -9,6 +9,7 @@ from typing import Any
 
 import hypothesis.strategies as st
 import msgspec
+import pytest
 from hypothesis import given, settings
 
 from backend.core.graph import (
@@ -20,6 +21,7 @@ from backend.core.graph import (
     fold_into,
     node_state,
 )
+from backend.core.graph_state import Layer
 from backend.core.ports import LedgerBatch
 from shared_contracts.graph import (
     EdgeLine,
@@ -271,3 +273,15 @@ def test_unchanged_parts_are_shared_and_an_unchanged_graph_is_the_same_snapshot(
     assert second.nodes[0] is first.nodes[0]  # n1 untouched, n2 re-derived
     assert (first.nodes[1].state, second.nodes[1].state) == ("introduced", "verified")
     assert first.nodes[1].probes == []  # a snapshot handed out never changes
+
+
+def test_a_layer_reads_through_counts_both_and_refuses_deletes() -> None:
+    base = {"a": 1, "b": 2}
+    layer: Layer[str, int] = Layer(base)
+    layer["c"] = 3
+    layer["a"] = 9
+    assert (layer["a"], layer["b"], layer.get("c"), layer.get("z", 0)) == (9, 2, 3, 0)
+    assert "b" in layer and "z" not in layer and layer.setdefault("b", 7) == 2
+    assert (sorted(layer), len(layer), base) == (["a", "b", "c"], 3, {"a": 1, "b": 2})
+    with pytest.raises(TypeError):
+        del layer["a"]
