@@ -23,6 +23,10 @@ class HarnessError(Exception):
 
     code = "internal"
 
+    def public_message(self) -> str:
+        """What a client may read: the message, unless it could reveal server internals."""
+        return str(self)[:500]
+
 
 class InvalidId(HarnessError):
     code = "bad_frame"
@@ -34,6 +38,11 @@ class NotFound(HarnessError):
 
 class StorageError(HarnessError):
     code = "storage_error"
+
+    def public_message(self) -> str:
+        """Never a file path: the operator's log has the detail."""
+        reason = getattr(self, "errno_name", "")
+        return "the server could not save or read this chat" + (f" ({reason})" if reason else "")
 
 
 class CorruptRecord(StorageError):

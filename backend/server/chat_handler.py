@@ -276,7 +276,8 @@ class ChatHandler:
             await _safe_send(sink, ErrorFrame(code="model_error", message=str(exc)[:500]))
         except HarnessError as exc:
             reason = "error"
-            await _safe_send(sink, ErrorFrame(code=_frame_code(exc), message=str(exc)[:500]))
+            log.warning("[chat %s] turn ended with %s: %s", chat_id, type(exc).__name__, exc)
+            await _safe_send(sink, ErrorFrame(code=_frame_code(exc), message=exc.public_message()))
         except Exception:
             reason = "error"
             log.exception("[chat %s] turn failed", chat_id)
@@ -300,8 +301,9 @@ class ChatHandler:
                 await turn_service.persist_turn(self.seams, turn.chat_id, turn.assistant)
             except HarnessError as exc:
                 reason = "error"
+                log.warning("[chat %s] could not persist the turn: %s", turn.chat_id, exc)
                 await _safe_send(
-                    turn.sink, ErrorFrame(code="storage_error", message=str(exc)[:500])
+                    turn.sink, ErrorFrame(code="storage_error", message=exc.public_message())
                 )
         await self.trace.checkpoint(turn.chat_id, turn.turn_id)
         await _safe_send(turn.sink, TurnFinished(turn_id=turn.turn_id, reason=reason))

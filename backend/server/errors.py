@@ -25,7 +25,9 @@ def _body(status: int, detail: str, code: str) -> Response[ErrorBody]:
 
 def harness_error(_: Request, exc: HarnessError) -> Response[ErrorBody]:
     status = next((s for t, s in STATUS.items() if isinstance(exc, t)), 400)
-    return _body(status, str(exc)[:500], exc.code)
+    if status >= 500:
+        log.error("request failed: %s", exc)
+    return _body(status, exc.public_message(), exc.code)
 
 
 def http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:

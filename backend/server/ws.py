@@ -91,7 +91,7 @@ async def _dispatch(services: Services, connection: Connection, raw: str | bytes
                 services.handler.abort(chat_id)
     except HarnessError as exc:
         code = exc.code if exc.code in {"busy", "no_pending_question", "not_found"} else "bad_frame"
-        _error(connection, code, str(exc))  # type: ignore[arg-type]
+        _error(connection, code, exc.public_message())  # type: ignore[arg-type]
 
 
 async def _writer(socket: WebSocket, connection: Connection) -> None:

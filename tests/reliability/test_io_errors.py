@@ -173,3 +173,4 @@ async def test_io_error_sweep(tmp_path, caplog, step):
     assert s.typed + s.contained == s.faults and s.typed > 0
     assert not s.problems, "\n".join(s.problems[:15])
     assert not tracebacks, tracebacks[0].getMessage()
+    assert s.path_leaks == 0, "an error frame named a server file path"
