@@ -78,10 +78,12 @@ def repair_tail(fs: FileOps, path: str, decoder: msgspec.json.Decoder[Any]) -> i
     return sound
 
 
-def append_once(fs: FileOps, path: str, data: bytes, size_before: int | None) -> None:
-    """One `write` on an `O_APPEND` fd, then fsync (and fsync the directory for a new file).
-    On any failure the file is cut back to `size_before` (best effort) and `DiskError` raised.
-    `size_before` None means the file did not exist."""
+def append_once(
+    fs: FileOps, path: str, data: bytes, size_before: int | None, *, durable: bool = True
+) -> None:
+    """One `write` on an `O_APPEND` fd, then (when `durable`) fsync, and fsync the directory
+    for a new file. On any failure the file is cut back to `size_before` (best effort) and
+    `DiskError` raised. `size_before` None means the file did not exist."""
     op = "open"
     try:
         fd = fs.open(path, APPEND_FLAGS)
@@ -90,11 +92,12 @@ def append_once(fs: FileOps, path: str, data: bytes, size_before: int | None) ->
             written = fs.write(fd, data)
             if written != len(data):
                 raise OSError(28, f"short write: {written} of {len(data)} bytes")
-            op = "fsync"
-            fs.fsync(fd)
+            if durable:
+                op = "fsync"
+                fs.fsync(fd)
         finally:
             fs.close(fd)
-        if size_before is None:
+        if durable and size_before is None:
             op = "fsync_dir"
             fs.fsync_dir(os.path.dirname(path))
     except OSError as exc:

@@ -1,4 +1,9 @@
-"""TraceStore on files: `root/traces/<chat_id>.jsonl`, one write + fsync per append."""
+"""TraceStore on files: `root/traces/<chat_id>.jsonl`, one write per append.
+
+Traces are diagnostics, appended at every turn boundary: they are written without fsync.
+A killed process loses nothing (the page cache keeps the write); an OS crash may cost the
+last events, whose torn tail the next append repairs. Records and ledgers stay durable.
+"""
 
 from __future__ import annotations
 
@@ -71,7 +76,7 @@ class JsonlTraceStore:
             self._sizes[chat_id] = size if size or self._present(path) else None
         before = self._sizes[chat_id]
         try:
-            append_once(self._fs, path, data, before)
+            append_once(self._fs, path, data, before, durable=False)
         except StorageError:
             self._sizes.pop(chat_id, None)  # re-check the file at the next append
             raise

@@ -73,11 +73,22 @@ async def test_trace_append_fault_leaves_the_log_as_before(tmp_path):
     await JsonlTraceStore(tmp_path).append("chat-1", events(0, 2))
     path = tmp_path / "traces" / "chat-1.jsonl"
     before = path.read_bytes()
-    for n in (1, 2):
-        store = JsonlTraceStore(tmp_path, FaultyFileOps(("write", "fsync"), n, errno.ENOSPC))
-        with pytest.raises(DiskError):
-            await store.append("chat-1", events(2, 3))
-        assert path.read_bytes() == before
+    store = JsonlTraceStore(tmp_path, FaultyFileOps(("write",), 1, errno.ENOSPC))
+    with pytest.raises(DiskError):
+        await store.append("chat-1", events(2, 3))
+    assert path.read_bytes() == before
+
+
+async def test_trace_appends_are_not_fsynced(tmp_path):
+    """Traces are diagnostics written at every turn boundary: one write, no fsync."""
+    spy = SpyFileOps()
+    store = JsonlTraceStore(tmp_path, spy)
+    await store.append("chat-1", events(0, 2))
+    await store.append("chat-1", events(2, 4))
+    ops = [op for op, _ in spy.calls]
+    assert ops.count("write") == 2
+    assert "fsync" not in ops and "fsync_dir" not in ops
+    assert len(await store.read("chat-1")) == len(events(0, 2)) + len(events(2, 4))
 
 
 async def test_job_save_get_replace_and_list(tmp_path):
