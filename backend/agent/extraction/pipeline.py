@@ -4,12 +4,19 @@ One run for one chat: read the graph state and the chat record → extractor →
 → auditor → merger → append ONE batch (audit lines included; the store writes the
 checkpoint last). Any failure before the append writes nothing, so the next trigger re-runs
 the same window.
+
+A run costs O(session), not O(graph): the pipeline follows the ledgers with its own
+`LedgerView` (only new lines are folded), the merge works on an overlay of that state, and
+the report's stats come from a `SnapshotDeriver` fed by the view, which re-derives only what
+the run's lines touched. The view's state only ever holds durably appended lines: the run's
+batch reaches it by reading the ledgers back after the append.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from itertools import islice
 
 import anyio
 import msgspec
@@ -24,7 +31,13 @@ from backend.agent.extraction.stages import (
     KnownNode,
 )
 from backend.core.evidence_gate import run_gate
-from backend.core.graph import GraphState, derive_snapshot, fold, merge_resolving, with_audit
+from backend.core.graph import (
+    FoldDelta,
+    GraphState,
+    SnapshotDeriver,
+    merge_resolving,
+    with_audit,
+)
 from backend.core.pending import foldable_upto
 from backend.core.ports import ChatStore, Clock, GraphStore, IdGen, TraceStore
 from shared_contracts.graph import AuditLine, GraphStats
@@ -51,23 +64,40 @@ class ExtractionReport:
     stats: GraphStats | None = None
 
 
-def _known_nodes(state: GraphState, chat_id: str) -> list[KnownNode]:
-    plan_of = {
-        node: local.removeprefix("plan:")
-        for (chat, local), node in state.local.items()
-        if chat == chat_id and local.startswith("plan:")
-    }
-    mine = [node for (chat, node) in state.mappings if chat == chat_id]
-    return [
-        KnownNode(
-            id=node,
-            statement=state.nodes[node].statement,
-            kind=state.nodes[node].kind,
-            plan_node=plan_of.get(node),
-        )
-        for node in mine[-MAX_KNOWN_NODES:]
-        if node in state.nodes
-    ]
+class ChatIndex:
+    """Per chat, the nodes mapped to it (fold order) and the plan node each was mapped from,
+    kept up to date from each fold's delta so a run's known nodes cost O(session)."""
+
+    def __init__(self) -> None:
+        self._mine: dict[str, list[str]] = {}
+        self._plan: dict[str, dict[str, str]] = {}
+        self._locals = 0  # entries of `state.local` already indexed
+
+    def apply(self, state: GraphState, delta: FoldDelta) -> None:
+        """Index what `delta` (just folded into `state`, the view's own) added."""
+        for chat_id, node_id in delta.mappings:
+            self._mine.setdefault(chat_id, []).append(node_id)
+        # `local` is a plain dict that only grows: its new entries are its last ones.
+        new = len(state.local) - self._locals
+        added = list(islice(reversed(state.local.items()), new))
+        for (chat_id, local), node_id in reversed(added):
+            if local.startswith("plan:"):  # a later local id of the same node wins
+                self._plan.setdefault(chat_id, {})[node_id] = local.removeprefix("plan:")
+        self._locals += new
+
+    def known(self, state: GraphState, chat_id: str) -> list[KnownNode]:
+        """The chat's last `MAX_KNOWN_NODES` mapped nodes, with their plan nodes."""
+        plan_of = self._plan.get(chat_id, {})
+        return [
+            KnownNode(
+                id=node,
+                statement=state.nodes[node].statement,
+                kind=state.nodes[node].kind,
+                plan_node=plan_of.get(node),
+            )
+            for node in self._mine.get(chat_id, [])[-MAX_KNOWN_NODES:]
+            if node in state.nodes
+        ]
 
 
 def _drops(lines: list[AuditLine]) -> list[str]:
@@ -76,7 +106,8 @@ def _drops(lines: list[AuditLine]) -> list[str]:
 
 class ExtractionPipeline:
     """Rules: the only code that appends to the graph ledgers; one append per run; runs
-    are serialised at the merge step so concurrent chats never merge from a stale state."""
+    are serialised at the merge step so concurrent chats never merge from a stale state.
+    `deriver` is the read model the report's stats come from (a fresh one by default)."""
 
     def __init__(
         self,
@@ -88,16 +119,32 @@ class ExtractionPipeline:
         clock: Clock,
         ids: IdGen,
         traces: TraceStore | None = None,
+        deriver: SnapshotDeriver | None = None,
     ) -> None:
         self._chats = chats
         self._graph = graph
-        self._view = LedgerView(graph)
+        self._deriver = deriver if deriver is not None else SnapshotDeriver()
+        self._index = ChatIndex()
+        self._view = LedgerView(graph, on_fold=self._on_fold)
         self._extractor = extractor
         self._auditor = auditor
         self._clock = clock
         self._ids = ids
         self._traces = traces
         self._merge_lock = anyio.Lock()
+
+    def _on_fold(self, state: GraphState, delta: FoldDelta) -> None:
+        self._deriver.apply(state, delta)
+        self._index.apply(state, delta)
+
+    async def _stats_after_append(self, run_id: str) -> GraphStats | None:
+        """Fold the appended batch back in (O(batch)) and derive only what it touched.
+        The batch is durable by now: failing here must not fail the run."""
+        try:
+            return self._deriver.snapshot(await self._view.refresh()).stats
+        except Exception as exc:
+            log.warning("[extraction %s] stats not derived: %s", run_id, exc)
+            return None
 
     async def run(self, chat_id: str) -> ExtractionReport:
         """Extract and merge the chat's unfolded messages; raises on any failure."""
@@ -107,7 +154,7 @@ class ExtractionPipeline:
         if upto <= start:
             return ExtractionReport(chat_id=chat_id, nothing_to_do=True, folded_at=start)
         run_id = self._ids.new("run")
-        known = _known_nodes(state, chat_id)
+        known = self._index.known(state, chat_id)
         output = await self._extractor.extract(ExtractionInput(record, start, upto, known))
         known_ids = {k.id for k in known}
         gated = run_gate(
@@ -131,7 +178,7 @@ class ExtractionPipeline:
             )
             batch = with_audit(batch, [*gated.audit, *audited.audit])
             await self._graph.append(batch)
-            after = fold(state, batch)
+            stats = await self._stats_after_append(run_id)
         report = ExtractionReport(
             chat_id=chat_id,
             run_id=run_id,
@@ -142,7 +189,7 @@ class ExtractionPipeline:
             dropped_by_gate=len(gated.audit),
             dropped_by_auditor=len(audited.audit),
             folded_at=upto,
-            stats=derive_snapshot(after).stats,
+            stats=stats,
         )
         log.info(
             "[extraction %s] chat=%s messages=%d..%d new_nodes=%d merged=%d edges=%d events=%d"
