@@ -1,6 +1,8 @@
 """Trace events (`traces/<chat_id>.jsonl`): the raw material of deterministic replay.
 
 Model calls are keyed by structure (`turn:7/teacher#0`, `job:<id>/#2`), not by order.
+Large repeated text (system prompts, transcript messages, tool specs) is stored once per
+trace by content hash: see `shared_contracts.trace_blobs` (`refs` and `blobs` below).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ class PromptEvent(TraceEvent, tag="prompt", kw_only=True):
     template_hash: str
     graph_context: str
     system_prompt: str
+    refs: dict[str, str] = msgspec.field(default_factory=dict)
+    """Fields stored elsewhere by content hash (`system_prompt` → hash); each is empty here."""
+    blobs: dict[str, str] = msgspec.field(default_factory=dict)
+    """Texts this event stores first in its trace (hash → text); later events only refer."""
 
 
 class TimedChunk(Record, kw_only=True):
@@ -46,6 +52,16 @@ class TimedChunk(Record, kw_only=True):
     tool_id: str = ""
     tool_name: str = ""
     arguments: str = ""
+
+
+class MessageRun(Record, kw_only=True):
+    """Messages `start`..`start+count` of the earlier call `call` (by key), which belong at
+    index `at` of this call's request (they are left out of its stored messages)."""
+
+    call: str
+    start: int
+    count: int
+    at: int
 
 
 class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True):
@@ -58,6 +74,14 @@ class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True):
     finish_reason: str = ""
     usage: Usage = msgspec.field(default_factory=Usage)
     error: str = ""
+    refs: dict[str, str] = msgspec.field(default_factory=dict)
+    """Request parts stored elsewhere by content hash (`tools`, `messages.<i>.content`,
+    `messages.<i>.tool_calls` → hash); each is empty in `request`. `request_hash` is of the
+    full request."""
+    blobs: dict[str, str] = msgspec.field(default_factory=dict)
+    """Texts this event stores first in its trace (hash → text); later events only refer."""
+    reused: MessageRun | None = None
+    """The run of request messages shared with an earlier call (not stored again here)."""
 
 
 class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True):

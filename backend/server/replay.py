@@ -12,7 +12,9 @@ on a temp data dir against a chat's trace:
   frames — waits until everything recorded before it in other units has happened: a job's
   result is written (and so delivered) exactly where it was in the recording.
 The replay's own trace is then compared, unit by unit, with the recording: the first
-difference (in recorded order) is reported with both versions and a unified diff.
+difference (in recorded order) is reported with both versions and a unified diff. Both
+traces are compared expanded (`read_expanded`): interned text is restored, so a trace
+written before blobs existed replays against a new one.
 
 A fork replays strictly up to turn N, then runs turn N live on another model and stores the
 result as a new chat (`forked_from`) in the target data dir; the fork runs on a temp graph,
@@ -45,6 +47,7 @@ from backend.server.tracing import (
     ReplayDivergence,
     Tracer,
     is_sync,
+    read_expanded,
     turn_of,
 )
 from backend.server.ws import _dispatch
@@ -63,6 +66,7 @@ from shared_contracts.trace import (
     PromptEvent,
     ToolRunEvent,
 )
+from shared_contracts.trace_blobs import expand_blobs
 
 PRETTY = msgspec.json.Encoder(order="sorted")
 STALL_S = 5.0
@@ -300,7 +304,7 @@ async def run_replay(
     stall_s: float = STALL_S,
 ) -> ReplayResult:
     """Replay `chat_id` from `source` on `work_dir`; see the module docstring."""
-    recorded = await source.traces.read(chat_id)
+    recorded = read_expanded(await source.traces.read(chat_id), chat_id)
     started = _first_mark(recorded, "turn_started")
     created = _first_mark(recorded, "chat_created")
     if started is None:
@@ -347,7 +351,7 @@ async def run_replay(
                 await _dispatch(services, connection, event.frame)
             await _settle(services, cassette, new_id, stall_s)
         await tracer.flush(new_id)
-    replayed = await stores.traces.read(new_id)
+    replayed = read_expanded(await stores.traces.read(new_id), new_id)
     result = ReplayResult(chat_id=chat_id, events=replayed)
     if live:
         result.fork_id = new_id
@@ -564,10 +568,11 @@ class TurnDigest:
 
 
 def digest_turns(events: Sequence[AnyTraceEvent]) -> dict[int, TurnDigest]:
-    """Per-turn digests; extraction runs count toward the last turn begun before them."""
+    """Per-turn digests; extraction runs count toward the last turn begun before them.
+    `events` may be stored (interned) or expanded."""
     turns: dict[int, TurnDigest] = defaultdict(TurnDigest)
     current = 0
-    for event in events:
+    for event in expand_blobs(events):
         turn = turn_of(event.scope) or current
         if isinstance(event, MarkEvent) and event.mark == "turn_started":
             current = turn = event.turn
@@ -640,7 +645,8 @@ def cli(
             return 2
 
         async def both():
-            return await source.traces.read(ids[1]), await source.traces.read(ids[2])
+            a, b = await source.traces.read(ids[1]), await source.traces.read(ids[2])
+            return read_expanded(a, ids[1]), read_expanded(b, ids[2])
 
         a, b = anyio.run(both)
         lines = diff_sessions(a, b, (ids[1], ids[2]))

@@ -14,6 +14,8 @@ recorded values and holds each sync point until everything recorded before it in
 units has happened (see `backend.server.replay`). A hook failure is logged, never raised.
 
 Nothing secret is recorded: requests are our own `ModelRequest` (no keys, no headers).
+Large repeated text is written once per chat trace by content hash (`flush` interns it,
+see `shared_contracts.trace_blobs`); `ExpandedTraces` is the store readers see, full text.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import hashlib
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -33,7 +36,7 @@ from typing import Any, Protocol
 import anyio
 import msgspec
 
-from backend.core.errors import ModelError
+from backend.core.errors import CorruptRecord, ModelError
 from backend.core.ports import ChatModel, ChatStore, Clock, GraphStore, IdGen, LedgerCursor
 from shared_contracts.chat import ChatRecord, NoticePart, ToolPart
 from shared_contracts.model_io import (
@@ -60,6 +63,7 @@ from shared_contracts.trace import (
     TimedChunk,
     ToolRunEvent,
 )
+from shared_contracts.trace_blobs import Interner, MissingBlob, expand_blobs
 
 log = logging.getLogger("harness.trace")
 CANONICAL = msgspec.json.Encoder(order="sorted")
@@ -72,6 +76,8 @@ SYNC_TYPES = (
     InboundFrameEvent,
 )
 """Events replay uses to order concurrent units (every other event is ordered by its unit)."""
+MAX_INTERNED_CHATS = 128
+"""Chats whose trace-interning state stays in memory between flushes."""
 
 
 def is_sync(event: AnyTraceEvent) -> bool:
@@ -194,7 +200,7 @@ class Tracer:
         config: Mapping[str, str] | None = None,
     ) -> None:
         self.enabled = traces is not None and chats is not None
-        self._traces = traces
+        self._traces = getattr(traces, "raw", traces)  # we write the stored (interned) form
         self._chats = chats
         self._graph = GraphHasher(graph) if graph is not None else None
         self.player = player
@@ -202,6 +208,8 @@ class Tracer:
         self.config = dict(config or {})
         self._buffers: dict[str, list[AnyTraceEvent]] = {}
         self._next_seq: dict[str, int] = {}
+        # Per chat, most recently flushed last: what its trace stores once (by content hash).
+        self._interners: OrderedDict[str, Interner] = OrderedDict()
         self._locks: dict[str, anyio.Lock] = {}
         self._state_locks: dict[str, anyio.Lock] = {}
         self._counters: dict[tuple[str, str, str], int] = {}
@@ -229,8 +237,9 @@ class Tracer:
 
     @contained
     async def flush(self, chat_id: str) -> None:
-        """Write the chat's buffered events, numbered in emission order (a failure is
-        logged: recording never breaks the lesson)."""
+        """Write the chat's buffered events, numbered in emission order, large repeated
+        text stored once by content hash (a failure is logged: recording never breaks the
+        lesson)."""
         if not self.enabled or not self._buffers.get(chat_id):
             return
         lock = self._locks.setdefault(chat_id, anyio.Lock())
@@ -238,12 +247,27 @@ class Tracer:
             events = self._buffers.pop(chat_id, [])
             if not events:
                 return
-            if chat_id not in self._next_seq:
-                self._next_seq[chat_id] = len(await self._traces.read(chat_id))
+            interner = self._interners.pop(chat_id, None)
+            if interner is None or chat_id not in self._next_seq:
+                existing = await self._traces.read(chat_id)
+                self._next_seq[chat_id] = len(existing)
+                interner = Interner.of(existing)
+            self._interners[chat_id] = interner
+            if len(self._interners) > MAX_INTERNED_CHATS:
+                # Bounded memory: an evicted chat re-reads its trace at its next flush.
+                old, _ = self._interners.popitem(last=False)
+                self._next_seq.pop(old, None)
             first = self._next_seq[chat_id]
-            events = [msgspec.structs.replace(e, seq=first + i) for i, e in enumerate(events)]
+            events = [
+                interner.intern(msgspec.structs.replace(e, seq=first + i))
+                for i, e in enumerate(events)
+            ]
             self._next_seq[chat_id] = first + len(events)
-            await self._traces.append(chat_id, events)
+            try:
+                await self._traces.append(chat_id, events)
+            except BaseException:
+                interner.forget(events)  # a later event must store these texts again
+                raise
 
     async def flush_all(self) -> None:
         """Write every buffered event (at shutdown); a failure is logged, never raised."""
@@ -532,19 +556,47 @@ class Tracer:
         return TracingIds(inner, self) if self.enabled else inner
 
     def stores(self, stores: Any) -> Any:
-        """The app's stores with chat and graph access recorded (unchanged when disabled)."""
+        """The app's stores with chat and graph access recorded (when enabled) and traces
+        read with full text (`ExpandedTraces`, so the trace route shows whole requests)."""
+        traces = stores.traces
+        if not isinstance(traces, ExpandedTraces):
+            traces = ExpandedTraces(traces)
         if not self.enabled:
-            return stores
+            return type(stores)(
+                chats=stores.chats, graph=stores.graph, jobs=stores.jobs, traces=traces
+            )
         return type(stores)(
             chats=TracingChatStore(stores.chats, self),
             graph=TracingGraphStore(stores.graph, self),
             jobs=stores.jobs,
-            traces=stores.traces,
+            traces=traces,
         )
 
     def trace_store(self) -> TraceSink:
         """A `TraceStore` for the extraction pipeline's own event (sequenced through us)."""
         return TraceSink(self)
+
+
+class ExpandedTraces:
+    """`TraceStore` whose `read` restores every interned text (`expand_blobs`); `raw` is
+    the store as written. A ref to a text the trace never stored is a `CorruptRecord`."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    async def append(self, chat_id: str, events: list[AnyTraceEvent]) -> None:
+        await self.raw.append(chat_id, events)
+
+    async def read(self, chat_id: str) -> list[AnyTraceEvent]:
+        return read_expanded(await self.raw.read(chat_id), chat_id)
+
+
+def read_expanded(events: list[AnyTraceEvent], chat_id: str) -> list[AnyTraceEvent]:
+    """`expand_blobs(events)`, a broken ref raised as `CorruptRecord` (not a traceback)."""
+    try:
+        return expand_blobs(events)
+    except (MissingBlob, ValueError, msgspec.DecodeError) as exc:
+        raise CorruptRecord(f"trace of chat {chat_id}", str(exc)) from exc
 
 
 class TraceSink:

@@ -1,0 +1,199 @@
+"""Large repeated trace text stored once per chat trace, by content hash.
+
+Every model call carries the whole transcript, so a trace storing each request in full
+grows quadratically with the session. The writer's `Interner` (one per chat trace, fed
+events in trace order) stores, for a `ModelCallEvent`, the run of messages it repeats from
+its role's previous call as a `MessageRun` (`reused`), and each large part left (the tool
+specs, a message's content or tool calls; a `PromptEvent`'s `system_prompt` and
+`graph_context`) by its hash in `refs`, the part emptied; the first event of the trace that
+needs a text carries it in `blobs`. `expand_blobs` (every reader that shows or compares
+content) restores the full events; a trace written before blobs existed expands to itself.
+`ModelCallEvent.request_hash` is always of the full request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import TypeVar
+
+import msgspec
+
+from shared_contracts.model_io import ModelMessage, ModelToolCall, ToolSpec
+from shared_contracts.trace import AnyTraceEvent, MessageRun, ModelCallEvent, PromptEvent
+
+MIN_CHARS = 200
+"""Shorter parts stay inline: a reference would save little."""
+
+_ENCODE = msgspec.json.Encoder()
+_TOOLS = msgspec.json.Decoder(list[ToolSpec])
+_CALLS = msgspec.json.Decoder(list[ModelToolCall])
+_PROMPT_FIELDS = ("system_prompt", "graph_context")
+E = TypeVar("E")
+
+
+class MissingBlob(ValueError):
+    """A trace refers to a text it never stored (the trace is corrupt)."""
+
+
+def text_hash(text: str) -> str:
+    """sha256 (32 hex) of a text's UTF-8 bytes: the key a blob is stored under."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+class _Parts:
+    """Collects one event's refs and the blobs it is the first to store."""
+
+    def __init__(self, stored: set[str]) -> None:
+        self.stored = stored
+        self.refs: dict[str, str] = {}
+        self.blobs: dict[str, str] = {}
+
+    def take(self, path: str, text: str) -> bool:
+        """Whether `text` (at `path`) is stored by reference (then the caller empties it)."""
+        if len(text) < MIN_CHARS:
+            return False
+        key = text_hash(text)
+        if key not in self.stored:
+            self.stored.add(key)
+            self.blobs[key] = text
+        self.refs[path] = key
+        return True
+
+
+class Interner:
+    """One chat trace's writer state: the blob hashes the trace holds, and each role's last
+    call (its key and message hashes) whose messages a new call may reuse by `MessageRun`.
+    Feed it every event in trace order; after a failed write, `forget` what it took."""
+
+    def __init__(self, stored: Iterable[str] = ()) -> None:
+        self.stored: set[str] = set(stored)
+        self.last: dict[str, tuple[str, list[str]]] = {}
+
+    @classmethod
+    def of(cls, events: Iterable[AnyTraceEvent]) -> Interner:
+        """The state to go on appending to a trace that holds `events`."""
+        found: set[str] = set()
+        for event in events:
+            blobs = getattr(event, "blobs", None)
+            if blobs:
+                found.update(blobs)
+        return cls(found)
+
+    def forget(self, events: Iterable[AnyTraceEvent]) -> None:
+        """`events` (as interned) were not written: nothing may refer to what they stored."""
+        for event in events:
+            self.stored.difference_update(getattr(event, "blobs", ()))
+        self.last.clear()
+
+    def intern(self, event: E) -> E:
+        """`event` with its large texts replaced by refs (other events unchanged)."""
+        if isinstance(event, ModelCallEvent) and not (event.refs or event.reused):
+            return self._call(event)  # type: ignore[return-value]
+        if isinstance(event, PromptEvent) and not event.refs:
+            parts = _Parts(self.stored)
+            empty = {name: "" for name in _PROMPT_FIELDS if parts.take(name, getattr(event, name))}
+            if not parts.refs:
+                return event
+            return msgspec.structs.replace(event, refs=parts.refs, blobs=parts.blobs, **empty)  # type: ignore[return-value]
+        return event
+
+    def _call(self, event: ModelCallEvent) -> ModelCallEvent:
+        request = event.request
+        hashes = [hashlib.sha256(_ENCODE.encode(m)).hexdigest()[:32] for m in request.messages]
+        run = self._run(request.role, hashes)
+        self.last[request.role] = (event.key, hashes)
+        kept = list(request.messages)
+        if run is not None:
+            del kept[run.at : run.at + run.count]
+        parts = _Parts(self.stored)
+        tools = request.tools
+        if tools and parts.take("tools", _ENCODE.encode(tools).decode()):
+            tools = []
+        messages: list[ModelMessage] = []
+        for i, message in enumerate(kept):
+            changes: dict = {}
+            if parts.take(f"messages.{i}.content", message.content):
+                changes["content"] = ""
+            calls = message.tool_calls
+            if calls and parts.take(f"messages.{i}.tool_calls", _ENCODE.encode(calls).decode()):
+                changes["tool_calls"] = []
+            messages.append(msgspec.structs.replace(message, **changes) if changes else message)
+        if not parts.refs and run is None:
+            return event
+        stored = msgspec.structs.replace(request, tools=tools, messages=messages)
+        return msgspec.structs.replace(
+            event, request=stored, refs=parts.refs, blobs=parts.blobs, reused=run
+        )
+
+    def _run(self, role: str, hashes: list[str]) -> MessageRun | None:
+        """The longest run of this role's last call's messages that this call repeats at the
+        same place, from its first message or its second (the system prompt may change)."""
+        if role not in self.last:
+            return None
+        key, before = self.last[role]
+        best: MessageRun | None = None
+        for at in (0, 1):
+            n = 0
+            while at + n < min(len(before), len(hashes)) and before[at + n] == hashes[at + n]:
+                n += 1
+            if n and (best is None or n > best.count):
+                best = MessageRun(call=key, start=at, count=n, at=at)
+        return best
+
+
+def expand_blobs(events: Iterable[AnyTraceEvent]) -> list[AnyTraceEvent]:
+    """The events with every ref and reused run restored, and no `refs`/`blobs`/`reused`
+    left, as if written before blobs existed (such a trace expands to itself). Raises
+    `MissingBlob` for a ref to a text, or a run of a call, the trace does not hold."""
+    store: dict[str, str] = {}
+    calls: dict[str, list[ModelMessage]] = {}
+    out: list[AnyTraceEvent] = []
+    for event in events:
+        blobs = getattr(event, "blobs", None)
+        if blobs:
+            store.update(blobs)
+        if isinstance(event, ModelCallEvent):
+            if event.refs or event.blobs or event.reused:
+                event = _expand_call(event, store, calls)
+            calls[event.key] = event.request.messages
+        elif isinstance(event, PromptEvent) and (event.refs or event.blobs):
+            full = {name: _blob(store, key, event) for name, key in event.refs.items()}
+            event = msgspec.structs.replace(event, refs={}, blobs={}, **full)
+        out.append(event)
+    return out
+
+
+def _blob(store: dict[str, str], key: str, event: AnyTraceEvent) -> str:
+    try:
+        return store[key]
+    except KeyError:
+        raise MissingBlob(f"trace event #{event.seq} refers to unstored text {key}") from None
+
+
+def _expand_call(
+    event: ModelCallEvent, store: dict[str, str], calls: dict[str, list[ModelMessage]]
+) -> ModelCallEvent:
+    request = event.request
+    tools = request.tools
+    parts: dict[int, dict] = {}
+    for path, key in event.refs.items():
+        text = _blob(store, key, event)
+        if path == "tools":
+            tools = _TOOLS.decode(text)
+            continue
+        _, index, name = path.split(".")
+        value = text if name == "content" else _CALLS.decode(text)
+        parts.setdefault(int(index), {})[name] = value
+    messages = [
+        msgspec.structs.replace(m, **parts[i]) if i in parts else m
+        for i, m in enumerate(request.messages)
+    ]
+    run = event.reused
+    if run is not None:
+        if run.call not in calls:
+            raise MissingBlob(f"trace event #{event.seq} reuses messages of unknown {run.call}")
+        shared = calls[run.call][run.start : run.start + run.count]
+        messages[run.at : run.at] = shared
+    full = msgspec.structs.replace(request, tools=tools, messages=messages)
+    return msgspec.structs.replace(event, request=full, refs={}, blobs={}, reused=None)
