@@ -30,6 +30,8 @@ from backend.server.ws import _dispatch
 from shared_contracts.chat import ToolPart
 from shared_contracts.questions import MultipleChoice, Numeric
 from shared_contracts.tools import QuizArgs
+from shared_contracts.trace import AnyTraceEvent, ModelCallEvent, PromptEvent
+from shared_contracts.trace_blobs import expand_blobs
 from tests.fakes import FixedClock, SequentialIds
 
 Step = tuple[str, str]
@@ -138,11 +140,33 @@ async def _record(target: Path, steps: list[Step], every_n: int) -> str:
     return await record_session(target, steps, every_n=every_n)
 
 
+OLD_FORMAT = {"wrong_answer_reteach"}
+"""Goldens kept in the trace format from before blobs (every request in full, no `refs`,
+`blobs` or `reused` keys): CI keeps replaying a trace written by an older recorder."""
+BLOB_KEYS = ("refs", "blobs", "reused")
+
+
+def write_pre_blob_format(trace: Path) -> None:
+    """Rewrite a trace as the recorder wrote it before blobs: expanded, without the keys
+    blobs added (they were appended to their events, so the rest is byte-identical)."""
+    events = msgspec.json.Decoder(AnyTraceEvent).decode_lines(trace.read_bytes())
+    lines = []
+    for event in expand_blobs(events):
+        data = msgspec.to_builtins(event)
+        if isinstance(event, ModelCallEvent | PromptEvent):
+            for key in BLOB_KEYS:
+                data.pop(key, None)
+        lines.append(msgspec.json.encode(data) + b"\n")
+    trace.write_bytes(b"".join(lines))
+
+
 def main(root: str) -> int:
     for name, (every_n, steps) in GOLDENS.items():
         target = Path(root) / name
         shutil.rmtree(target, ignore_errors=True)
         chat_id = anyio.run(_record, target, steps, every_n)
+        if name in OLD_FORMAT:
+            write_pre_blob_format(target / "traces" / f"{chat_id}.jsonl")
         print(f"recorded {name}: chat {chat_id}")
     return 0
 
