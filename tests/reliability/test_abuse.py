@@ -69,7 +69,9 @@ async def scenario(server: ServerProcess) -> dict:
     chats = [new_chat(server.url) for _ in range(4)]
     url = [f"{ws}/api/chats/{c}/ws" for c in chats]
     learner_stats = LearnerStats()
-    learner = Learner(ws, chats[0], random.Random(5), learner_stats)
+    # a learner paced like a person (≤ ~15 frames/s): with the instant offline tutor an
+    # unpaced bot answers faster than the per-socket limit and is rightly throttled
+    learner = Learner(ws, chats[0], random.Random(5), learner_stats, think=(0.06, 0.12))
     learner_task = asyncio.create_task(learner.run(until=time.monotonic() + 8))
     baseline = await ping_rtts(url[1], PINGS)
     under, flooded, (code, close_s) = await asyncio.gather(
