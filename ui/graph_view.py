@@ -9,6 +9,7 @@ are labelled "needed for", which reads true along the arrow.
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import datetime
 from typing import Any
 
@@ -95,9 +96,21 @@ def filtered(snapshot: GraphSnapshot, state: str, session: str) -> list[GraphNod
 REQUIRES_LABEL = "needed for"
 
 
+_FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
+_SYMBOLS = {r"\times": "×", r"\cdot": "·", r"\div": "÷", r"\le": "≤", r"\ge": "≥", r"\ne": "≠"}
+
+
+def plain_math(text: str) -> str:
+    """Inline math as plain text for labels React Flow cannot typeset: $\\frac{1}{2}$ → 1/2."""
+    text = _FRACTION.sub(r"\1/\2", text)
+    for command, symbol in _SYMBOLS.items():
+        text = re.sub(re.escape(command) + r"(?![A-Za-z])", symbol, text)
+    return text.replace("$$", "").replace("$", "")
+
+
 def node_label(node: GraphNode, new: bool = False) -> str:
     label, icon, *_ = STATE_STYLE[node.state]
-    return f"{icon} {node.statement}\n— {label}{' · new' if new else ''}"
+    return f"{icon} {plain_math(node.statement)}\n— {label}{' · new' if new else ''}"
 
 
 def flow_nodes(

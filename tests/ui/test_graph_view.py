@@ -88,3 +88,12 @@ def test_detail_has_quotes_and_probe_history():
     )
     assert d.probes[0].when == "2026-01-01 00:00"
     assert detail(snap, "zzz") is None
+
+
+def test_node_labels_show_inline_math_as_plain_text():
+    from ui.graph_view import plain_math
+
+    assert plain_math(r"Add $\frac{1}{4} + \frac{1}{2}$") == "Add 1/4 + 1/2"
+    assert plain_math(r"$3 \times 4 = 12$ and $a \le b$") == "3 × 4 = 12 and a ≤ b"
+    assert plain_math(r"\leftarrow stays") == r"\leftarrow stays"
+    assert plain_math("no math here") == "no math here"
