@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import anyio
 import msgspec
@@ -67,6 +68,8 @@ from shared_contracts.tools import (
 log = logging.getLogger("harness.turn")
 
 FrameSink = Callable[[ServerFrame], Awaitable[None]]
+Opening = Callable[[ChatRecord, int, datetime], ChatRecord]
+"""Adds a turn's input to the record in the write that opens turn `n` at `now`."""
 
 
 class NoPendingQuestion(HarnessError):
@@ -92,6 +95,8 @@ class _Turn:
     assistant: Message
     partial: list[str] = field(default_factory=list)
     question_asked: bool = False
+    saved: Message | None = None
+    """The assistant message as last persisted (a finish with nothing new writes nothing)."""
 
 
 class ChatHandler:
@@ -159,17 +164,20 @@ class ChatHandler:
     async def user_message(
         self, chat_id: str, frame: UserMessage, sink: FrameSink, scope: anyio.CancelScope
     ) -> TurnFinishReason:
-        async def start(turn: _Turn) -> None:
+        def add_message(record: ChatRecord, turn_id: int, now: datetime) -> ChatRecord:
             message = Message(
                 id=self.ids.new("msg"),
                 role="user",
-                turn=turn.turn_id,
-                created_at=self.clock.now(),
+                turn=turn_id,
+                created_at=now,
                 parts=[TextPart(text=frame.text)],
             )
-            await self._persist_message(turn.chat_id, message, title_from=frame.text)
+            updated = upsert_message(record, message, now)
+            if record.title == "New session":
+                updated = msgspec.structs.replace(updated, title=_title(frame.text))
+            return updated
 
-        return await self._run_turn(chat_id, sink, scope, start)
+        return await self._run_turn(chat_id, sink, scope, _nothing, add_message)
 
     async def prepare_answer(self, chat_id: str, frame: Answer) -> ToolPart:
         """Grade (or record) an answer to the pending question; nothing is written yet.
@@ -219,10 +227,7 @@ class ChatHandler:
     ) -> TurnFinishReason:
         """A turn that only hands finished background results to the teacher."""
 
-        async def start(turn: _Turn) -> None:
-            return None
-
-        return await self._run_turn(chat_id, sink, scope, start)
+        return await self._run_turn(chat_id, sink, scope, _nothing)
 
     def release(self, chat_id: str, scope: anyio.CancelScope) -> None:
         if self._running.get(chat_id) is scope:
@@ -236,7 +241,10 @@ class ChatHandler:
         sink: FrameSink,
         scope: anyio.CancelScope,
         start: Callable[[_Turn], Awaitable[None]],
+        opening: Opening | None = None,
     ) -> TurnFinishReason:
+        """`opening` edits the record in the write that opens the turn; `start` runs after
+        it (its own writes, its frames)."""
         reason: TurnFinishReason = "error"
         turn: _Turn | None = None
         try:
@@ -244,12 +252,8 @@ class ChatHandler:
             # Opening a turn (its number, the learner's input) is not abortable: an abort
             # that arrives this early still finds the input saved and gets a turn_finished.
             with anyio.CancelScope(shield=True):
-                record = await self.chats.update(
-                    chat_id,
-                    lambda r: msgspec.structs.replace(
-                        r, turns=r.turns + 1, updated_at=self.clock.now()
-                    ),
-                )
+                notices: list[Part] = []
+                record = await self.chats.update(chat_id, lambda r: self._open(r, opening, notices))
                 turn = _Turn(
                     chat_id=chat_id,
                     turn_id=record.turns,
@@ -262,8 +266,9 @@ class ChatHandler:
                     ),
                 )
                 await sink(TurnStarted(turn_id=turn.turn_id))
+                if notices:
+                    await self.trace.jobs_delivered(chat_id, turn.turn_id, notices)  # type: ignore[arg-type]
                 await start(turn)
-                await self._attach_job_notices(turn)
             with scope:
                 context = await turn_service.build_teacher_context(self.seams, chat_id)
                 teacher = create_teacher(self.model, context, self.config.template)
@@ -296,7 +301,7 @@ class ChatHandler:
         if turn.partial:
             turn.assistant = _with_part(turn.assistant, TextPart(text="".join(turn.partial)))
             turn.partial.clear()
-        if turn.assistant.parts:
+        if turn.assistant.parts and turn.assistant is not turn.saved:
             try:
                 await turn_service.persist_turn(self.seams, turn.chat_id, turn.assistant)
             except HarnessError as exc:
@@ -331,6 +336,7 @@ class ChatHandler:
             saved = await turn_service.persist_turn(self.seams, turn.chat_id, turn.assistant)
             # the stored copy may be further along (a job already tagged or settled its part)
             turn.assistant = next(m for m in saved.messages if m.id == turn.assistant.id)
+            turn.saved = turn.assistant
             await turn_service.spawn_turn_jobs(self.seams, turn.chat_id, turn.assistant)
             if turn.question_asked:
                 return "awaiting_answer"
@@ -408,34 +414,27 @@ class ChatHandler:
 
     # -- persistence helpers ------------------------------------------------------------
 
-    async def _persist_message(
-        self, chat_id: str, message: Message, title_from: str | None = None
-    ) -> ChatRecord:
+    def _open(self, record: ChatRecord, opening: Opening | None, notices: list[Part]) -> ChatRecord:
+        """The turn-opening write, all in one: the turn count, the learner's input (via
+        `opening`), and a notice of the job results that arrived since the teacher last
+        spoke (its parts are appended to `notices`)."""
+        turn_id = record.turns + 1
         now = self.clock.now()
-
-        def mutate(record: ChatRecord) -> ChatRecord:
-            updated = upsert_message(record, message, now)
-            if title_from and record.title == "New session":
-                updated = msgspec.structs.replace(updated, title=_title(title_from))
-            return updated
-
-        return await self.chats.update(chat_id, mutate)
-
-    async def _attach_job_notices(self, turn: _Turn) -> None:
-        """Results that arrived since the teacher last spoke get a notice in the transcript."""
-        record = await self.chats.get(turn.chat_id)
+        record = msgspec.structs.replace(record, turns=turn_id, updated_at=now)
+        if opening is not None:
+            record = opening(record, turn_id, now)
         parts = undelivered_job_parts(record)
-        if not parts:
-            return
-        message = Message(
-            id=self.ids.new("msg"),
-            role="user",
-            turn=turn.turn_id,
-            created_at=self.clock.now(),
-            parts=list(job_notices(parts)),
-        )
-        await self._persist_message(turn.chat_id, message)
-        await self.trace.jobs_delivered(turn.chat_id, turn.turn_id, message.parts)  # type: ignore[arg-type]
+        if parts:
+            message = Message(
+                id=self.ids.new("msg"),
+                role="user",
+                turn=turn_id,
+                created_at=now,
+                parts=list(job_notices(parts)),
+            )
+            record = upsert_message(record, message, now)
+            notices.extend(message.parts)
+        return record
 
     async def _persist_answer(self, chat_id: str, part: ToolPart) -> ChatRecord:
         now = self.clock.now()
@@ -449,6 +448,10 @@ class ChatHandler:
             return updated
 
         return await self.chats.update(chat_id, mutate)
+
+
+async def _nothing(turn: _Turn) -> None:
+    return None
 
 
 def _find_part(record: ChatRecord, tool_call_id: str) -> ToolPart:

@@ -20,6 +20,7 @@ see `shared_contracts.trace_blobs`); `ExpandedTraces` is the store readers see, 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import logging
@@ -127,10 +128,21 @@ class Scope:
 _SCOPE: ContextVar[Scope | None] = ContextVar("harness_trace_scope", default=None)
 
 
+@functools.lru_cache(maxsize=1024)
 def turn_of(key: str) -> int:
     """The turn number of a unit key (`turn:3`, `turn:3~task` → 3), else 0."""
     match = re.match(r"turn:(\d+)", key)
     return int(match.group(1)) if match else 0
+
+
+def _task_id() -> int:
+    """The running anyio task's id; on asyncio read straight off the task (anyio's id is
+    `id(task)` there), since building a `TaskInfo` per streamed frame is a measurable cost."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no asyncio loop running (trio)
+        task = None
+    return id(task) if task is not None else anyio.get_current_task().id
 
 
 def _task() -> tuple[int, str]:
@@ -143,9 +155,9 @@ def current_scope() -> Scope | None:
     scope = _SCOPE.get()
     if scope is None:
         return None
-    task_id, name = _task()
-    if scope.task == task_id:
+    if scope.task == _task_id():
         return scope
+    task_id, name = _task()
     key = name if name.startswith("job:") else f"{scope.key}~{name}"
     child = Scope(scope.chat_id, key, task_id)
     _SCOPE.set(child)
