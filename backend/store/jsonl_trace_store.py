@@ -19,6 +19,7 @@ from backend.core.errors import CorruptRecord, StorageError
 from backend.store.errors import storage_error
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.jsonl import append_once, complete_prefix, decode_lines, repair_tail
+from backend.store.keyed_locks import KeyedLocks
 from backend.store.paths import id_path
 from shared_contracts.trace import AnyTraceEvent
 
@@ -34,7 +35,7 @@ class JsonlTraceStore:
         self._dir = os.path.join(root, "traces")
         self._encoder = msgspec.json.Encoder()
         self._decoder = msgspec.json.Decoder(AnyTraceEvent)
-        self._locks: dict[str, anyio.Lock] = {}
+        self._locks = KeyedLocks()
         self._sizes: dict[str, int | None] = {}  # known size once repaired; None: no file
         try:
             self._fs.makedirs(self._dir)
@@ -49,8 +50,7 @@ class JsonlTraceStore:
         if not events:
             return
         data = self._encode(events)
-        lock = self._locks.setdefault(chat_id, anyio.Lock())
-        async with lock:
+        async with self._locks.hold(chat_id):
             await anyio.to_thread.run_sync(self._append_sync, chat_id, path, data)
 
     async def read(self, chat_id: str) -> list[AnyTraceEvent]:

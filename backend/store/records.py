@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Generic, TypeVar
 
 import anyio
@@ -14,6 +15,7 @@ from backend.core.errors import CorruptRecord, NotFound, StorageError
 from backend.store.atomic import remove_stray_tmp, replace_atomically
 from backend.store.errors import AlreadyExists, storage_error
 from backend.store.fileops import FileOps
+from backend.store.keyed_locks import KeyedLocks
 from backend.store.paths import id_path
 
 T = TypeVar("T", bound=msgspec.Struct)
@@ -30,7 +32,7 @@ class RecordDir(Generic[T]):
         self.fs = fs
         self._encoder = msgspec.json.Encoder()
         self._decoder = msgspec.json.Decoder(type_)
-        self._locks: dict[str, anyio.Lock] = {}
+        self._locks = KeyedLocks()
         try:
             fs.makedirs(directory)
             remove_stray_tmp(fs, directory)
@@ -41,12 +43,10 @@ class RecordDir(Generic[T]):
         """The file of a record; `InvalidId` for anything that is not a safe id."""
         return id_path(self.directory, record_id, SUFFIX, f"{self.kind} id")
 
-    def lock(self, record_id: str) -> anyio.Lock:
-        """The lock serialising writes of one record (FIFO, so writes keep call order)."""
-        lock = self._locks.get(record_id)
-        if lock is None:
-            lock = self._locks[record_id] = anyio.Lock()
-        return lock
+    def lock(self, record_id: str) -> AbstractAsyncContextManager[None]:
+        """Hold the lock serialising writes of one record (FIFO, so writes keep call
+        order); the lock is dropped once no one holds or waits on it."""
+        return self._locks.hold(record_id)
 
     async def load(self, record_id: object) -> T:
         """One record; `NotFound` if absent, `CorruptRecord` (naming the file) if undecodable."""
