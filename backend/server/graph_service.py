@@ -46,11 +46,22 @@ def collector_paused() -> Iterator[None]:
 
 class GraphReader:
     """Derived graph reads; decodes and folds only lines appended since the last read, and
-    re-derives only the nodes, edges and sessions those lines touched."""
+    re-derives only the nodes, edges and sessions those lines touched. Its own view and
+    deriver by default; `following` shares another's (the pipeline's) so the process folds
+    the graph once."""
 
     def __init__(self, graph: GraphStore) -> None:
         self._deriver = SnapshotDeriver()
         self._view = LedgerView(graph, on_fold=self._deriver.apply)
+
+    @classmethod
+    def following(cls, view: LedgerView, deriver: SnapshotDeriver) -> GraphReader:
+        """A reader over an existing `view` and the `deriver` its `on_fold` feeds (both
+        stay their owner's; reading only refreshes the view, it never writes)."""
+        reader = cls.__new__(cls)
+        reader._view = view
+        reader._deriver = deriver
+        return reader
 
     async def snapshot(self) -> GraphSnapshot:
         """The graph with derived node states (the same object until the ledgers grow)."""

@@ -184,7 +184,6 @@ async def open_services(
     model = tracer.model(model or build_teacher_model(settings))
     extractor, auditor, agents = traced_roles(settings, tracer, extraction_stages, subagents)
     hub = ChatHub(tracer)
-    graph = GraphReader(stores.graph)
     async with anyio.create_task_group() as task_group:
         seams = TurnSeams(chats=stores.chats, clock=clock)
         handler = ChatHandler(
@@ -210,6 +209,7 @@ async def open_services(
             ids=ids,
             traces=tracer.trace_store() if tracer.enabled else None,
         )
+        graph = GraphReader.following(pipeline.view, pipeline.deriver)  # one folded graph
         services = Services(
             settings=settings,
             stores=stores,

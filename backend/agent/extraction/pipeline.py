@@ -107,7 +107,9 @@ def _drops(lines: list[AuditLine]) -> list[str]:
 class ExtractionPipeline:
     """Rules: the only code that appends to the graph ledgers; one append per run; runs
     are serialised at the merge step so concurrent chats never merge from a stale state.
-    `deriver` is the read model the report's stats come from (a fresh one by default)."""
+    `deriver` is the read model the report's stats come from (a fresh one by default).
+    `view` and `deriver` are public so a reader can share them (one folded copy of the
+    graph per process): sharing only reads, so the state still holds only durable lines."""
 
     def __init__(
         self,
@@ -132,6 +134,16 @@ class ExtractionPipeline:
         self._ids = ids
         self._traces = traces
         self._merge_lock = anyio.Lock()
+
+    @property
+    def view(self) -> LedgerView:
+        """The pipeline's follower of the ledgers (read it, never mutate its state)."""
+        return self._view
+
+    @property
+    def deriver(self) -> SnapshotDeriver:
+        """The snapshot deriver `view` feeds (every fold reaches it, whoever refreshed)."""
+        return self._deriver
 
     def _on_fold(self, state: GraphState, delta: FoldDelta) -> None:
         self._deriver.apply(state, delta)
