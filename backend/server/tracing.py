@@ -21,6 +21,7 @@ see `shared_contracts.trace_blobs`); `ExpandedTraces` is the store readers see, 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -118,11 +119,17 @@ class ReplayDivergence(ModelError):
 
 @dataclass
 class Scope:
-    """One unit of work in one chat; `task` is the anyio task that owns it."""
+    """One unit of work in one chat; `task` is the id of the task that owns it.
+
+    `owner` keeps that task object alive while the scope exists: a task id is the task's
+    address, and once a task is freed a new task (a job) may get the same id and would be
+    taken for the old unit — a rare, real misattribution that made replays diverge.
+    """
 
     chat_id: str
     key: str
     task: int
+    owner: object = dataclasses.field(default=None, repr=False, compare=False)
 
 
 _SCOPE: ContextVar[Scope | None] = ContextVar("harness_trace_scope", default=None)
@@ -145,6 +152,14 @@ def _task_id() -> int:
     return id(task) if task is not None else anyio.get_current_task().id
 
 
+def _current_task() -> object:
+    """The running task object (held by a Scope so its id cannot be reused meanwhile)."""
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
+
+
 def _task() -> tuple[int, str]:
     info = anyio.get_current_task()
     return info.id, info.name or ""
@@ -159,7 +174,7 @@ def current_scope() -> Scope | None:
         return scope
     task_id, name = _task()
     key = name if name.startswith("job:") else f"{scope.key}~{name}"
-    child = Scope(scope.chat_id, key, task_id)
+    child = Scope(scope.chat_id, key, task_id, _current_task())
     _SCOPE.set(child)
     return child
 
@@ -340,7 +355,7 @@ class Tracer:
 
     @contextmanager
     def enter(self, chat_id: str, key: str) -> Iterator[Scope]:
-        scope = Scope(chat_id, key, _task()[0])
+        scope = Scope(chat_id, key, _task()[0], _current_task())
         token = _SCOPE.set(scope)
         try:
             yield scope
@@ -379,7 +394,7 @@ class Tracer:
             return
         record = await self._chats.get(chat_id)  # type: ignore[union-attr]
         turn = record.turns + 1
-        scope = Scope(chat_id, f"turn:{turn}", _task()[0])
+        scope = Scope(chat_id, f"turn:{turn}", _task()[0], _current_task())
         _SCOPE.set(scope)
 
         async def make() -> MarkEvent:
@@ -535,7 +550,7 @@ class Tracer:
                 turn = 0
             return InboundFrameEvent(seq=0, turn=turn, frame=text)
 
-        await self.sync(Scope(chat_id, "learner", _task()[0]), make=make)
+        await self.sync(Scope(chat_id, "learner", _task()[0], _current_task()), make=make)
 
     def outbound(self, chat_id: str, text: str) -> None:
         """A frame broadcast to the chat's clients (flushed with the next sync point)."""
@@ -551,7 +566,7 @@ class Tracer:
         if not self.enabled:
             return
         if scope is None or scope.chat_id != chat_id:
-            scope = Scope(chat_id, f"job:{job_id}", _task()[0])
+            scope = Scope(chat_id, f"job:{job_id}", _task()[0], _current_task())
         turn = turn_of(scope.key)
         event = JobTraceEvent(seq=0, job_id=job_id, phase=phase, turn=turn, detail=detail)  # type: ignore[arg-type]
         await self.sync(scope, event)
@@ -618,7 +633,7 @@ class TraceSink:
         self._tracer = tracer
 
     async def append(self, chat_id: str, events: list[AnyTraceEvent]) -> None:
-        scope = current_scope() or Scope(chat_id, "server", _task()[0])
+        scope = current_scope() or Scope(chat_id, "server", _task()[0], _current_task())
         for event in events:
             if isinstance(event, ExtractionEvent):
                 _, after = await self._tracer._graph_state()
