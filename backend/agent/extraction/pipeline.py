@@ -233,9 +233,10 @@ class ExtractionPipeline:
         if self._traces is None:
             return
         try:
-            seq = len(await self._traces.read(chat_id))
+            # seq is assigned where events are sequenced (the tracer's sink, in emission
+            # order): reading the whole trace back just to count it grew with every run
             event = ExtractionEvent(
-                seq=seq,
+                seq=0,
                 run_id=run_id,
                 extractor_output=msgspec.json.encode(output).decode(),
                 gate_drops=_drops(gate_drops),
