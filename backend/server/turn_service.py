@@ -11,8 +11,9 @@ A failing seam logs one `[chat <id>]` line and never breaks the lesson.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
@@ -39,16 +40,32 @@ class TurnSeams:
     graph_context: Callable[[], Awaitable[str]] | None = None
     jobs: JobSpawner | None = None
     extraction: Callable[[str], Awaitable[object]] | None = None
+    contexts: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    """Each chat's context block, rendered once at session start (most recent chats kept)."""
+
+
+CONTEXTS_KEPT = 256
 
 
 async def build_teacher_context(seams: TurnSeams, chat_id: str) -> str:
+    """The graph as it stood when the session started: rendered at the chat's first turn
+    (in this process) and reused, so the teacher's instructions stay stable all session.
+    A read failure yields no block and is retried at the next turn."""
     if seams.graph_context is None:
         return ""
+    cached = seams.contexts.get(chat_id)
+    if cached is not None:
+        seams.contexts.move_to_end(chat_id)
+        return cached
     try:
-        return await seams.graph_context()
+        block = await seams.graph_context()
     except Exception as exc:
         log.warning("[chat %s] build_teacher_context failed: %s", chat_id, exc)
         return ""
+    seams.contexts[chat_id] = block
+    if len(seams.contexts) > CONTEXTS_KEPT:
+        seams.contexts.popitem(last=False)
+    return block
 
 
 async def persist_turn(seams: TurnSeams, chat_id: str, message: Message) -> ChatRecord:

@@ -268,3 +268,27 @@ async def test_ask_user_reply_continues_the_turn():
     assert await h.say(chat, "go") == "awaiting_answer"
     assert await h.answer(chat, "a1", "because") == "stop"
     assert '"answer":"because"' in model.requests[1].messages[-1].content
+
+
+async def test_graph_context_is_rendered_once_per_session_and_a_failed_read_retried():
+    from backend.server.turn_service import TurnSeams
+
+    calls = []
+
+    async def context() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("ledger unreadable")
+        return "- `p1` verified: halves are bigger than thirds"
+
+    model = ScriptedModel([text_reply("one"), text_reply("two"), text_reply("three")])
+    h = FlowHarness(model)
+    h.seams = TurnSeams(chats=h.chats, clock=h.clock, graph_context=context)
+    h.__post_init__()
+    chat = await h.new_chat()
+    for text in ("a", "b", "c"):
+        assert await h.say(chat, text) == "stop"
+    prompts = [r.messages[0].content for r in model.requests]
+    assert "halves are bigger" not in prompts[0]  # the failed read: no block, lesson goes on
+    assert "halves are bigger" in prompts[1] and prompts[1] == prompts[2]
+    assert len(calls) == 2  # rendered once after the failure, then reused
