@@ -10,6 +10,7 @@ from datetime import datetime
 
 import msgspec
 
+from backend.core.pending import find_tool_part, replace_tool_part
 from shared_contracts.chat import ChatRecord, Message, NoticePart, Part, ToolPart
 from shared_contracts.tools import JOB_TOOLS
 
@@ -50,15 +51,10 @@ def upsert_message(record: ChatRecord, message: Message, now: datetime) -> ChatR
 
 def update_tool_part(record: ChatRecord, part: ToolPart, now: datetime) -> ChatRecord | None:
     """The record with the part of the same call id replaced, or None when there is none."""
-    for m_index, message in enumerate(record.messages):
-        for p_index, existing in enumerate(message.parts):
-            if isinstance(existing, ToolPart) and existing.tool_call_id == part.tool_call_id:
-                parts = list(message.parts)
-                parts[p_index] = part
-                messages = list(record.messages)
-                messages[m_index] = msgspec.structs.replace(message, parts=parts)
-                return msgspec.structs.replace(record, messages=messages, updated_at=now)
-    return None
+    if find_tool_part(record, part.tool_call_id) is None:
+        return None
+    updated = replace_tool_part(record, part.tool_call_id, part)
+    return msgspec.structs.replace(updated, updated_at=now)
 
 
 def undelivered_job_parts(record: ChatRecord) -> list[ToolPart]:

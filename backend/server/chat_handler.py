@@ -26,7 +26,7 @@ from backend.core.errors import (
     PlanError,
     ToolError,
 )
-from backend.core.pending import pending_question
+from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, ChatStore, Clock, IdGen
 from backend.core.questions import ask_user_view, grade, public_view, validate_spec
 from backend.core.record_ops import (
@@ -455,11 +455,10 @@ async def _nothing(turn: _Turn) -> None:
 
 
 def _find_part(record: ChatRecord, tool_call_id: str) -> ToolPart:
-    for message in record.messages:
-        for part in message.parts:
-            if isinstance(part, ToolPart) and part.tool_call_id == tool_call_id:
-                return part
-    raise NotFound(f"tool call {tool_call_id!r} not found")
+    found = find_tool_part(record, tool_call_id)
+    if found is None:
+        raise NotFound(f"tool call {tool_call_id!r} not found")
+    return found[2]
 
 
 def _with_part(message: Message, part: Part) -> Message:
