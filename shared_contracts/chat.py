@@ -67,7 +67,8 @@ class ForkOrigin(Record, kw_only=True):
     from_turn: int
 
 
-class ChatRecord(Record, kw_only=True):
+# weakref: the chat store caches a decoded record while a turn uses it.
+class ChatRecord(Record, kw_only=True, weakref=True):
     """Everything a chat is, persisted whole on every turn finish."""
 
     id: Id

@@ -6,6 +6,8 @@ import os
 import threading
 from typing import Protocol
 
+from backend.store.record_cache import FileIdentity
+
 APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 EXCLUSIVE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
@@ -28,6 +30,8 @@ class FileOps(Protocol):
     def read(self, path: str, offset: int = 0, length: int = -1) -> bytes: ...
 
     def size(self, path: str) -> int: ...
+
+    def identity(self, path: str) -> FileIdentity: ...
 
     def listdir(self, path: str) -> list[str]: ...
 
@@ -71,6 +75,10 @@ class OsFileOps:
 
     def size(self, path: str) -> int:
         return os.stat(path).st_size
+
+    def identity(self, path: str) -> FileIdentity:
+        st = os.stat(path)
+        return FileIdentity(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def listdir(self, path: str) -> list[str]:
         return os.listdir(path)

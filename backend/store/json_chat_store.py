@@ -27,11 +27,24 @@ class _SummaryFields(msgspec.Struct, kw_only=True):
     messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
 
 
+def new_messages_only(old: ChatRecord, new: ChatRecord) -> ChatRecord:
+    """`new` without the messages it shares with `old` (the very objects: records are
+    changed copy-on-write, so an unchanged message is the one `old` already holds)."""
+    kept = {id(m) for m in old.messages}
+    return msgspec.structs.replace(new, messages=[m for m in new.messages if id(m) not in kept])
+
+
 class JsonChatStore:
     """One JSON file per chat; `create` refuses a taken id; `update` never loses a write."""
 
     def __init__(self, root: Path, fs: FileOps | None = None) -> None:
-        self._dir = RecordDir(os.path.join(root, "chats"), "chat", ChatRecord, fs or OsFileOps())
+        self._dir = RecordDir(
+            os.path.join(root, "chats"),
+            "chat",
+            ChatRecord,
+            fs or OsFileOps(),
+            unverified=new_messages_only,
+        )
         self._summary = msgspec.json.Decoder(_SummaryFields)
 
     async def create(self, record: ChatRecord) -> None:

@@ -17,6 +17,7 @@ from backend.store.errors import AlreadyExists, storage_error
 from backend.store.fileops import FileOps
 from backend.store.keyed_locks import KeyedLocks
 from backend.store.paths import id_path
+from backend.store.record_cache import FileIdentity, RecordCache
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -24,15 +25,29 @@ SUFFIX = ".json"
 
 
 class RecordDir(Generic[T]):
-    """Typed records in `directory/<id>.json`; the directory's stray tmp files go at open."""
+    """Typed records in `directory/<id>.json`; the directory's stray tmp files go at open.
+    Reads of an unchanged record are served from a `RecordCache` (see there)."""
 
-    def __init__(self, directory: str, kind: str, type_: type[T], fs: FileOps) -> None:
+    def __init__(
+        self,
+        directory: str,
+        kind: str,
+        type_: type[T],
+        fs: FileOps,
+        *,
+        unverified: Callable[[T, T], T] | None = None,
+        cache_keep: int = 8,
+    ) -> None:
+        """`unverified(old, new)`: the part of `new` that `old` (already known to read back)
+        does not vouch for; an update checks only that part reads back, not the whole."""
         self.directory = directory
         self.kind = kind
         self.fs = fs
         self._encoder = msgspec.json.Encoder()
         self._decoder = msgspec.json.Decoder(type_)
         self._locks = KeyedLocks()
+        self._cache: RecordCache[T] = RecordCache(cache_keep)
+        self._unverified = unverified
         try:
             fs.makedirs(directory)
             remove_stray_tmp(fs, directory)
@@ -49,30 +64,45 @@ class RecordDir(Generic[T]):
         return self._locks.hold(record_id)
 
     async def load(self, record_id: object) -> T:
-        """One record; `NotFound` if absent, `CorruptRecord` (naming the file) if undecodable."""
+        """One record; `NotFound` if absent, `CorruptRecord` (naming the file) if undecodable.
+        An unchanged record comes from the cache (a `stat` in place of a read and decode)."""
         path = self.path(record_id)
-        return await anyio.to_thread.run_sync(self._load_sync, path)
+        key = str(record_id)
+        cached = self._cached(key, path)
+        if cached is not None:
+            return cached
+        identity, record = await anyio.to_thread.run_sync(self._load_sync, path)
+        self._cache.put(key, identity, record)
+        return record
 
     async def save(self, record_id: object, record: T, *, exclusive: bool = False) -> None:
         """Replace (or, with `exclusive`, create: `AlreadyExists` if taken) one record."""
         path = self.path(record_id)
-        data = self.encode(record)
+        data, stored = self._encode_checked(record)
         async with self.lock(str(record_id)):
-            await anyio.to_thread.run_sync(self._save_sync, path, data, exclusive)
+            await self._write(str(record_id), path, data, stored, exclusive)
 
     async def update(
         self, record_id: object, mutate: Callable[[T], T], get_id: Callable[[T], str]
     ) -> T:
-        """Read-modify-write under the record's lock; `mutate` may not change the id."""
+        """Read-modify-write under the record's lock; `mutate` may not change the id.
+        Returns the record as written (equal to what now reads back from disk)."""
         path = self.path(record_id)
-        async with self.lock(str(record_id)):
-            current = await anyio.to_thread.run_sync(self._load_sync, path)
+        key = str(record_id)
+        async with self.lock(key):
+            current = self._cached(key, path)
+            if current is None:
+                _, current = await anyio.to_thread.run_sync(self._load_sync, path)
             new = mutate(current)
-            if get_id(new) != str(record_id):
+            if get_id(new) != key:
                 raise StorageError(f"{self.kind} {record_id}: an update may not change the id")
-            data = self.encode(new)
-            await anyio.to_thread.run_sync(self._save_sync, path, data, False)
-            return new
+            if self._unverified is None:
+                data, stored = self._encode_checked(new)
+            else:
+                self._check(self._unverified(current, new))
+                data, stored = self._encoder.encode(new), new
+            await self._write(key, path, data, stored, False)
+            return stored
 
     async def load_all(self, decode: Callable[[bytes, str], object] | None = None) -> list:
         """Every record, decoded with `decode(data, path)` or the record decoder."""
@@ -80,12 +110,38 @@ class RecordDir(Generic[T]):
 
     def encode(self, record: T) -> bytes:
         """Encode, and refuse to write what would not read back (a record that poisons disk)."""
+        return self._encode_checked(record)[0]
+
+    def _encode_checked(self, record: T) -> tuple[bytes, T]:
+        """(the bytes, the record decoded back from them: exactly what a reader gets)."""
         data = self._encoder.encode(record)
+        return data, self._check_bytes(data)
+
+    def _check(self, record: T) -> None:
+        self._check_bytes(self._encoder.encode(record))
+
+    def _check_bytes(self, data: bytes) -> T:
         try:
-            self._decoder.decode(data)
+            return self._decoder.decode(data)
         except msgspec.DecodeError as exc:
             raise StorageError(f"refusing to write an unreadable {self.kind}: {exc}") from exc
-        return data
+
+    def _cached(self, key: str, path: str) -> T | None:
+        """The cached record if the file is still the one it was read or written as. A
+        `stat` in the event loop costs less than the thread hop a read needs."""
+        try:
+            identity = self.fs.identity(path)
+        except OSError:
+            return None  # the read reports it (NotFound, or a typed storage error)
+        return self._cache.get(key, identity)
+
+    async def _write(self, key: str, path: str, data: bytes, stored: T, exclusive: bool) -> None:
+        """Write under the caller's lock; afterwards the cache holds `stored` for the new
+        file, or (on any failure) nothing for this record."""
+        self._cache.discard(key)
+        identity = await anyio.to_thread.run_sync(self._save_sync, path, data, exclusive)
+        if identity is not None:
+            self._cache.put(key, identity, stored)
 
     def decode(self, data: bytes, path: str) -> T:
         try:
@@ -93,17 +149,20 @@ class RecordDir(Generic[T]):
         except msgspec.DecodeError as exc:
             raise CorruptRecord(path, str(exc)) from exc
 
-    def _load_sync(self, path: str) -> T:
+    def _load_sync(self, path: str) -> tuple[FileIdentity, T]:
+        """(the file's identity, its record). The identity is taken first: if the file is
+        replaced in between, the entry names the old file and is never matched."""
         try:
+            identity = self.fs.identity(path)
             data = self.fs.read(path)
         except FileNotFoundError:
             name = os.path.basename(path).removesuffix(SUFFIX)
             raise NotFound(f"{self.kind} {name!r} not found") from None
         except OSError as exc:
             raise storage_error(exc, "read", path) from exc
-        return self.decode(data, path)
+        return identity, self.decode(data, path)
 
-    def _save_sync(self, path: str, data: bytes, exclusive: bool) -> None:
+    def _save_sync(self, path: str, data: bytes, exclusive: bool) -> FileIdentity | None:
         if exclusive:
             try:
                 self.fs.size(path)
@@ -114,6 +173,10 @@ class RecordDir(Generic[T]):
             else:
                 raise AlreadyExists(f"{self.kind} {os.path.basename(path)!r} already exists")
         replace_atomically(self.fs, path, data)
+        try:
+            return self.fs.identity(path)
+        except OSError:
+            return None  # written; only not cached
 
     def _load_all_sync(self, decode: Callable[[bytes, str], object] | None) -> list:
         try:

@@ -56,6 +56,10 @@ class SpyFileOps(OsFileOps):
         self._note("size", path)
         return super().size(path)
 
+    def identity(self, path: str):
+        self._note("identity", path)
+        return super().identity(path)
+
     def listdir(self, path: str) -> list[str]:
         self._note("listdir", path)
         return super().listdir(path)

@@ -1,0 +1,88 @@
+"""Decoded records kept by id, each valid only while its file is the one it was read or
+written as, so a read of an unchanged record costs a `stat`, not a decode.
+
+A chat record is decoded whole, so a turn that reads its chat ten times paid ten decodes
+of a record that grows with the chat. The cache holds an entry weakly while anyone uses
+the record (a running turn) and strongly for the `keep` most recently used records only:
+an idle chat costs no memory, however many chats a long-running server has seen.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from typing import Generic, NamedTuple, TypeVar
+
+T = TypeVar("T")
+
+
+class FileIdentity(NamedTuple):
+    """What changes whenever a file is replaced or rewritten."""
+
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+
+class _Entry(NamedTuple):
+    identity: FileIdentity
+    ref: weakref.ref | None  # None: the type takes no weak references; `keep` holds it
+
+
+class RecordCache(Generic[T]):
+    """`get(id, identity)` → the record cached for exactly that file, else None."""
+
+    def __init__(self, keep: int = 8) -> None:
+        self.keep = keep
+        self._entries: dict[str, _Entry] = {}
+        self._recent: OrderedDict[str, T] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, record_id: str, identity: FileIdentity) -> T | None:
+        entry = self._entries.get(record_id)
+        if entry is None or entry.identity != identity:
+            return None
+        record = entry.ref() if entry.ref is not None else self._recent.get(record_id)
+        if record is None:
+            return None
+        self._hold(record_id, record)
+        return record
+
+    def put(self, record_id: str, identity: FileIdentity, record: T) -> None:
+        try:
+            ref: weakref.ref | None = weakref.ref(record, self._dropper(record_id))
+        except TypeError:  # a Struct without `weakref=True`
+            ref = None
+        self._entries[record_id] = _Entry(identity, ref)
+        self._hold(record_id, record)
+
+    def discard(self, record_id: str) -> None:
+        """Forget a record whose file may have changed in a way we cannot name (a failed
+        write): the next read goes to the file."""
+        self._entries.pop(record_id, None)
+        self._recent.pop(record_id, None)
+
+    def _hold(self, record_id: str, record: T) -> None:
+        self._recent[record_id] = record
+        self._recent.move_to_end(record_id)
+        while len(self._recent) > self.keep:
+            old, _ = self._recent.popitem(last=False)
+            entry = self._entries.get(old)
+            if entry is not None and entry.ref is None:
+                del self._entries[old]
+
+    def _dropper(self, record_id: str):
+        """Callback: once a record is unreachable, drop its entry (unless since replaced)."""
+        owner = weakref.ref(self)
+
+        def drop(ref: weakref.ref) -> None:
+            cache = owner()
+            if cache is not None:
+                entry = cache._entries.get(record_id)
+                if entry is not None and entry.ref is ref:
+                    del cache._entries[record_id]
+
+        return drop

@@ -1,0 +1,169 @@
+"""The decoded-record cache: an unchanged record is not read again, any change to its file is
+seen, a failed write leaves nothing stale, and an idle record is not kept."""
+
+from __future__ import annotations
+
+import errno
+import gc
+import os
+
+import msgspec
+import pytest
+
+from backend.core.errors import NotFound, StorageError
+from backend.store.fileops import OsFileOps
+from backend.store.json_chat_store import JsonChatStore
+from backend.store.json_job_store import JsonJobStore
+from backend.store.record_cache import FileIdentity, RecordCache
+from shared_contracts.chat import ChatRecord, Message
+from tests.unit.store.doubles import FaultyFileOps, SpyFileOps
+from tests.unit.store.factories import at, chat, job
+
+READ = "read"
+
+
+def on_disk(root, chat_id: str) -> ChatRecord:
+    return msgspec.json.decode((root / "chats" / f"{chat_id}.json").read_bytes(), type=ChatRecord)
+
+
+def reads(spy: SpyFileOps) -> int:
+    return sum(1 for op, _ in spy.calls if op == READ)
+
+
+def add_message(record):
+    return msgspec.structs.replace(record, title=record.title + "+", updated_at=at(99))
+
+
+async def test_an_unchanged_record_is_read_from_disk_once(tmp_path):
+    spy = SpyFileOps()
+    store = JsonChatStore(tmp_path, spy)
+    await store.create(chat(messages=3))
+    first = await store.get("chat-1")
+    for _ in range(5):
+        assert await store.get("chat-1") is first
+    assert reads(spy) == 0  # created by this store: it already holds what it wrote
+
+
+async def test_an_update_reads_nothing_and_returns_what_reads_back(tmp_path):
+    spy = SpyFileOps()
+    store = JsonChatStore(tmp_path, spy)
+    await store.create(chat(messages=3))
+    updated = await store.update("chat-1", add_message)
+    assert reads(spy) == 0
+    assert updated == on_disk(tmp_path, "chat-1")
+    assert await store.get("chat-1") is updated
+
+
+async def test_a_file_changed_behind_the_store_is_read_again(tmp_path):
+    store = JsonChatStore(tmp_path)
+    await store.create(chat(messages=1))
+    await store.get("chat-1")
+    # Another process replaces the file (same size is possible: the identity still differs).
+    other = JsonChatStore(tmp_path)
+    await other.update("chat-1", add_message)
+    assert (await store.get("chat-1")).title == "title chat-1+"
+    os.unlink(tmp_path / "chats" / "chat-1.json")
+    with pytest.raises(NotFound):
+        await store.get("chat-1")
+
+
+@pytest.mark.parametrize("op", ["write", "fsync", "replace", "fsync_dir"])
+async def test_a_failed_write_leaves_no_stale_record_behind(tmp_path, op):
+    good = JsonChatStore(tmp_path)
+    await good.create(chat(messages=2))
+    faulty = FaultyFileOps((op,), 1, errno.EIO)
+    store = JsonChatStore(tmp_path, faulty)
+    before = await store.get("chat-1")
+    with pytest.raises(StorageError):
+        await store.update("chat-1", add_message)
+    # Whatever the failed write left on disk (old file, or new content of unknown
+    # durability after the replace) is what the next read returns — never a guess.
+    now = on_disk(tmp_path, "chat-1")
+    assert await store.get("chat-1") == now
+    if op in ("write", "fsync"):
+        assert now == before
+
+
+async def test_an_idle_record_is_not_kept_beyond_the_recent_few(tmp_path):
+    spy = SpyFileOps()
+    store = JsonChatStore(tmp_path, spy)
+    for i in range(20):
+        await store.create(chat(f"chat-{i}", messages=1))
+    held = await store.get("chat-0")  # evicted long ago: read; a turn now holds it
+    assert reads(spy) == 1
+    for i in range(10, 20):
+        await store.get(f"chat-{i}")  # pushes chat-0 out of the recent few
+    gc.collect()
+    before = reads(spy)
+    assert await store.get("chat-0") is held  # held by someone: still cached
+    assert (await store.get("chat-19")).id == "chat-19"  # among the recent few
+    assert reads(spy) == before
+    await store.get("chat-5")  # neither held nor recent: not kept
+    assert reads(spy) == before + 1
+
+
+async def test_records_without_weak_references_are_cached_by_recency_only(tmp_path):
+    spy = SpyFileOps()
+    store = JsonJobStore(tmp_path, spy)
+    await store.save(job("job-1"))
+    assert (await store.get("job-1")).id == "job-1"
+    assert reads(spy) == 0
+    for i in range(2, 20):
+        await store.save(job(f"job-{i}"))
+    await store.get("job-1")  # long evicted: read from disk
+    assert reads(spy) == 1
+
+
+def test_the_cache_matches_only_the_exact_file_identity():
+    cache: RecordCache[object] = RecordCache(keep=2)
+
+    class Box:
+        pass
+
+    a = Box()
+    ident = FileIdentity(1, 10, 100, 100)
+    cache.put("x", ident, a)
+    assert cache.get("x", ident) is a
+    assert cache.get("x", ident._replace(mtime_ns=101)) is None
+    assert cache.get("x", ident._replace(inode=2)) is None
+    assert cache.get("y", ident) is None
+    cache.discard("x")
+    assert cache.get("x", ident) is None
+
+
+def test_os_file_identity_changes_on_replace(tmp_path):
+    fs = OsFileOps()
+    path = tmp_path / "f.json"
+    path.write_bytes(b"{}")
+    first = fs.identity(str(path))
+    tmp = tmp_path / "f.json.tmp"
+    tmp.write_bytes(b"{}")
+    os.replace(tmp, path)
+    assert fs.identity(str(path)) != first
+
+
+async def test_an_update_adding_an_unreadable_message_is_refused_and_nothing_changes(tmp_path):
+    store = JsonChatStore(tmp_path)
+    await store.create(chat(messages=2))
+    before = await store.get("chat-1")
+    bad = Message(id="m\n../x", role="user", turn=9, created_at=at(9), parts=[])  # not an Id
+
+    def add_bad(record: ChatRecord) -> ChatRecord:
+        return msgspec.structs.replace(record, messages=[*record.messages, bad])
+
+    with pytest.raises(StorageError, match="unreadable chat"):
+        await store.update("chat-1", add_bad)
+    assert on_disk(tmp_path, "chat-1") == before
+    assert await store.get("chat-1") is before
+
+
+async def test_a_changed_old_message_is_checked_too(tmp_path):
+    store = JsonChatStore(tmp_path)
+    await store.create(chat(messages=3))
+
+    def break_first(record: ChatRecord) -> ChatRecord:
+        first = msgspec.structs.replace(record.messages[0], id="../../etc")
+        return msgspec.structs.replace(record, messages=[first, *record.messages[1:]])
+
+    with pytest.raises(StorageError, match="unreadable chat"):
+        await store.update("chat-1", break_first)
