@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
 from backend.agent.litellm_model import LitellmChatModel
@@ -277,3 +278,38 @@ async def test_a_stall_mid_stream_times_out_as_a_mid_stream_error(fake: FakeOpen
         await collect_into(make_model(fake, sleep, timeout=0.2), request(), seen)
     assert seen == [TextChunk(text="Slow ")]
     assert sleep.calls == []
+
+
+async def test_litellm_success_callbacks_still_see_a_streamed_call(fake: FakeOpenAI) -> None:
+    # Without observers the adapter stops at litellm's closing usage chunk (skipping its
+    # end-of-stream logging rebuild); with one registered, the stream runs to its end.
+    import litellm  # imported here: importing it costs ~2 s
+    from litellm.integrations.custom_logger import CustomLogger
+
+    class Seen(CustomLogger):
+        def __init__(self) -> None:
+            super().__init__()
+            self.contents: list[str] = []
+            self.logged = anyio.Event()
+
+        async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):  # type: ignore[no-untyped-def]
+            self.contents.append(response_obj.choices[0].message.content)
+            self.logged.set()
+
+    seen = Seen()
+    fake.script(stream_text("logged answer"), stream_text("quiet answer"))
+    litellm.callbacks = [seen]
+    try:
+        events = await collect(make_model(fake), request())
+        with anyio.fail_after(5):
+            await seen.logged.wait()
+    finally:
+        litellm.callbacks = []
+    assert seen.contents == ["logged answer"]
+    assert isinstance(events[-1], ModelDone)
+    assert (events[-1].usage.prompt_tokens, events[-1].usage.completion_tokens) == (11, 7)
+    quiet = (await collect(make_model(fake), request()))[-1]
+    assert isinstance(quiet, ModelDone)
+    assert quiet.message.content == "quiet answer"
+    assert (quiet.usage.prompt_tokens, quiet.usage.completion_tokens) == (11, 7)
+    assert seen.contents == ["logged answer"]
