@@ -10,7 +10,9 @@ on a temp data dir against a chat's trace:
   answer from the cassette), and every sync point — turn and step starts, each unit's
   chat-record and graph reads and writes, job and extraction events, checkpoints, learner
   frames — waits until everything recorded before it in other units has happened: a job's
-  result is written (and so delivered) exactly where it was in the recording.
+  result is written (and so delivered) exactly where it was in the recording. A unit
+  reaching a sync point its recording never reached (the session was stopped there) is
+  held: the replay compares what happened up to where the recording ends.
 The replay's own trace is then compared, unit by unit, with the recording: the first
 difference (in recorded order) is reported with both versions and a unified diff. Both
 traces are compared expanded (`read_expanded`): interned text is restored, so a trace
@@ -70,6 +72,7 @@ from shared_contracts.trace_blobs import expand_blobs
 
 PRETTY = msgspec.json.Encoder(order="sorted")
 STALL_S = 5.0
+TICK_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class Cassette:
                 pending.append((event.seq, event.scope))
         self.pending = sorted(pending)
         self._done: set[int] = set()
+        self.closed = False
 
     def live(self, key: str) -> bool:
         if self.fork_turn is None:
@@ -182,12 +186,23 @@ class Cassette:
         return recorded
 
     async def gate(self, key: str, n: int) -> None:
+        """Hold a unit's sync point `n` until every sync point recorded before it in other
+        units has passed. A strict replay holds a unit for good at a sync point its
+        recording never reached (the session was stopped there: a job cancelled at
+        shutdown), until `close`."""
         seqs = self.sync_seqs.get(key, [])
         if n >= len(seqs):
+            while self.fork_turn is None and not self.closed:
+                await self.changed.wait()
             return
         target = seqs[n]
-        while not self._clear(key, target):
+        while not self._clear(key, target) and not self.closed:
             await self.changed.wait()
+
+    def close(self) -> None:
+        """The replay is over: release every held unit (what it does next is not compared)."""
+        self.closed = True
+        self._notify()
 
     def passed(self, key: str, n: int) -> None:
         seqs = self.sync_seqs.get(key, [])
@@ -345,18 +360,27 @@ async def run_replay(
         await tracer.chat_created(record)
         connection = Connection(new_id)
         with anyio.move_on_after(_budget(recorded, stall_s)):
-            for n, event in enumerate(inbound):
-                if not await _wait(cassette, cassette.gate("learner", n), stall_s):
+            # The learner unit's sync points are its frames and what they read: a frame
+            # waits for its own ordinal among them.
+            ordinal = {seq: n for n, seq in enumerate(cassette.sync_seqs.get("learner", []))}
+            for event in inbound:
+                gate = cassette.gate("learner", ordinal[event.seq])
+                if not await _wait(cassette, gate, stall_s):
                     break
                 await _dispatch(services, connection, event.frame)
-            await _settle(services, cassette, new_id, stall_s)
+            await _settle(services, tracer, cassette, new_id, 0 if live else len(recorded), stall_s)
+        # What the replay did up to here is compared; held units are released to shut down.
         await tracer.flush(new_id)
-    replayed = read_expanded(await stores.traces.read(new_id), new_id)
+        replayed = read_expanded(await stores.traces.read(new_id), new_id)
+        runtime = list(cassette.divergences)
+        cassette.close()
     result = ReplayResult(chat_id=chat_id, events=replayed)
     if live:
+        await tracer.flush(new_id)  # a fork keeps everything its live part did
+        result.events = read_expanded(await stores.traces.read(new_id), new_id)
         result.fork_id = new_id
         return result
-    compare(recorded, replayed, cassette.divergences, result)
+    compare(recorded, replayed, runtime, result)
     return result
 
 
@@ -390,29 +414,38 @@ async def _wait(cassette: Cassette, waiter, stall_s: float) -> bool:
     return done
 
 
-async def _settle(services, cassette: Cassette, chat_id: str, stall_s: float) -> None:
-    """Until every recorded sync point has happened and nothing runs, or a stall/divergence."""
+async def _settle(
+    services, tracer: Tracer, cassette: Cassette, chat_id: str, expected: int, stall_s: float
+) -> None:
+    """Until every recorded sync point has passed, the replay has emitted `expected` events
+    and then nothing new for a few ticks (a fork: until nothing runs); or until it stalls
+    (nothing emitted for `stall_s`) or diverges. Units held at a sync point their recording
+    never reached count as finished."""
     quiet = 0
     idle_for = 0.0
+    last = -1
     while quiet < 3 and idle_for < stall_s:
         if cassette.failed.is_set():
             await anyio.sleep(0.05)  # let the diverged turn finish and record its end
             return
-        busy = (
-            services.handler.is_running(chat_id)
-            or bool(services.jobs and services.jobs.active_ids())
-            or services.extraction._flight.in_flight(chat_id)
-        )
-        left = cassette.remaining()
-        if busy or left:
-            quiet = 0
-            before = len(left)
-            with anyio.move_on_after(0.05):
-                await cassette.changed.wait()
-            idle_for = 0.0 if len(cassette.remaining()) != before else idle_for + 0.05
+        count = tracer.emitted(chat_id)
+        if expected:
+            done = count >= expected
         else:
+            done = not (
+                services.handler.is_running(chat_id)
+                or bool(services.jobs and services.jobs.active_ids())
+                or services.extraction._flight.in_flight(chat_id)
+            )
+        done = done and not cassette.remaining()
+        if count != last:
+            last, quiet, idle_for = count, 0, 0.0
+        elif done:
             quiet += 1
-            await anyio.sleep(0.01)
+        else:
+            idle_for += TICK_S
+        with anyio.move_on_after(TICK_S):
+            await cassette.changed.wait()
 
 
 # -- comparing ------------------------------------------------------------------------

@@ -96,12 +96,14 @@ class Services:
         While a turn runs or a question waits, results stay in their tool parts and are
         delivered after that turn (`_turn` calls this again when a turn ends).
         """
-        if self.handler.is_running(chat_id):
-            return False
+        # Read first, then decide and claim with no await in between: the decision is
+        # taken at the read's trace sync point, so a replay makes it as the recording did.
         try:
             record = await self.stores.chats.get(chat_id)
         except Exception as exc:
             log.warning("[chat %s] deliver_jobs could not read the chat: %s", chat_id, exc)
+            return False
+        if self.handler.is_running(chat_id):
             return False
         parts = undelivered_job_parts(record)
         if not parts or pending_question(record) is not None:

@@ -12,6 +12,10 @@ lock, so trace order is the order units saw the shared state), job and extractio
 checkpoints, learner frames — are what a replay orders units by: its `Player` supplies
 recorded values and holds each sync point until everything recorded before it in other
 units has happened (see `backend.server.replay`). A hook failure is logged, never raised.
+A sync point is written before it passes, so a unit never yields between a sync point and
+what it does next; decisions on state the trace does not see (the chat's turn slot: claim,
+release) are taken right after one and so replay in recorded order. The task receiving
+learner frames is the `learner` unit.
 
 Nothing secret is recorded: requests are our own `ModelRequest` (no keys, no headers).
 Large repeated text is written once per chat trace by content hash (`flush` interns it,
@@ -240,6 +244,7 @@ class Tracer:
         self._locks: dict[str, anyio.Lock] = {}
         self._state_locks: dict[str, anyio.Lock] = {}
         self._counters: dict[tuple[str, str, str], int] = {}
+        self._emitted: dict[str, int] = {}
 
     @classmethod
     def recording(cls, stores: Any, settings: Any, **kwargs: Any) -> Tracer:
@@ -261,6 +266,12 @@ class Tracer:
         """Queue an event (its seq is assigned at flush, in emission order)."""
         if self.enabled:
             self._buffers.setdefault(chat_id, []).append(event)
+            if self.player is not None:
+                self._emitted[chat_id] = self._emitted.get(chat_id, 0) + 1
+
+    def emitted(self, chat_id: str) -> int:
+        """Replay only: how many events the chat's trace has been given so far."""
+        return self._emitted.get(chat_id, 0)
 
     @contained
     async def flush(self, chat_id: str) -> None:
@@ -269,6 +280,12 @@ class Tracer:
         lesson)."""
         if not self.enabled or not self._buffers.get(chat_id):
             return
+        # Shielded: events once taken from the buffer must reach the file. A flush cancelled
+        # at shutdown lost them, and a trace missing its tail cannot replay.
+        with anyio.CancelScope(shield=True):
+            await self._flush(chat_id)
+
+    async def _flush(self, chat_id: str) -> None:
         lock = self._locks.setdefault(chat_id, anyio.Lock())
         async with lock:
             events = self._buffers.pop(chat_id, [])
@@ -321,13 +338,18 @@ class Tracer:
     ) -> None:
         """Emit a sync point and flush. The event (or `make()`, which may read state) is
         taken under the chat's state lock, so its place in the trace is the order in which
-        it saw the chat's state; in a replay it first waits for its recorded turn."""
+        it saw the chat's state; in a replay it first waits for its recorded turn.
+
+        The flush happens inside the sync point: once it has passed, its unit runs on to
+        its next await without yielding, so what it does right after (claim or release the
+        chat's turn slot, see `backend.server.services.Services.deliver_jobs`) is ordered
+        with the sync point, in the recording and in its replay alike."""
         async with self._ordered(scope):
             if make is not None:
                 event = await make()
             assert event is not None
             self.emit(scope.chat_id, msgspec.structs.replace(event, scope=scope.key))
-        await self.flush(scope.chat_id)
+            await self.flush(scope.chat_id)
 
     @asynccontextmanager
     async def _ordered(self, scope: Scope) -> AsyncIterator[None]:
@@ -538,9 +560,15 @@ class Tracer:
 
     @contained
     async def inbound(self, chat_id: str, raw: str | bytes) -> None:
-        """A learner frame as received (before decoding: bad frames are recorded too)."""
+        """A learner frame as received (before decoding: bad frames are recorded too).
+
+        The receiving task becomes the chat's `learner` unit: what the frame then reads
+        (an answer reads its question) is a sync point, and the turn it claims is claimed
+        right after one (nothing awaits in between), so a replay orders it as recorded."""
         if not self.enabled:
             return
+        scope = Scope(chat_id, "learner", _task()[0], _current_task())
+        _SCOPE.set(scope)
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
 
         async def make() -> InboundFrameEvent:
@@ -550,7 +578,7 @@ class Tracer:
                 turn = 0
             return InboundFrameEvent(seq=0, turn=turn, frame=text)
 
-        await self.sync(Scope(chat_id, "learner", _task()[0], _current_task()), make=make)
+        await self.sync(scope, make=make)
 
     def outbound(self, chat_id: str, text: str) -> None:
         """A frame broadcast to the chat's clients (flushed with the next sync point)."""
