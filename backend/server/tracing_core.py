@@ -1,0 +1,188 @@
+"""Tracing basics: canonical hashes, the unit a task works for (`Scope`), the replay
+`Player` protocol and the graph hasher."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import hashlib
+import logging
+import re
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+import anyio
+import msgspec
+
+from backend.core.errors import ModelError
+from backend.core.ports import GraphStore, LedgerCursor
+from shared_contracts.model_io import (
+    ModelRequest,
+)
+from shared_contracts.trace import (
+    AnyTraceEvent,
+    CheckpointEvent,
+    ExtractionEvent,
+    InboundFrameEvent,
+    JobTraceEvent,
+    MarkEvent,
+    ModelCallEvent,
+)
+
+log = logging.getLogger("harness.trace")
+CANONICAL = msgspec.json.Encoder(order="sorted")
+LEDGERS = ("propositions", "edges", "events", "mappings", "sessions", "audit")
+SYNC_TYPES = (
+    MarkEvent,
+    JobTraceEvent,
+    ExtractionEvent,
+    CheckpointEvent,
+    InboundFrameEvent,
+)
+"""Events replay uses to order concurrent units (every other event is ordered by its unit)."""
+MAX_INTERNED_CHATS = 128
+"""Chats whose trace-interning state stays in memory between flushes."""
+
+
+def is_sync(event: AnyTraceEvent) -> bool:
+    """Whether `event` is a sync point (recorded through `Tracer.sync`)."""
+    if isinstance(event, MarkEvent):
+        return event.mark != "chat_created"
+    return isinstance(event, SYNC_TYPES)
+
+
+def digest(value: object) -> str:
+    """sha256 (32 hex) of the canonical (sorted-keys) msgspec JSON of `value`."""
+    return hashlib.sha256(CANONICAL.encode(value)).hexdigest()[:32]
+
+
+def request_hash(request: ModelRequest) -> str:
+    return digest(request)
+
+
+def contained(hook):
+    """A recording hook never breaks the lesson: a failure is logged, never raised."""
+
+    @functools.wraps(hook)
+    async def run(self, *args, **kwargs):
+        try:
+            return await hook(self, *args, **kwargs)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            log.warning("[trace] %s failed: %s", hook.__name__, exc)
+
+    return run
+
+
+class ReplayDivergence(ModelError):
+    """A replayed model call the recording cannot answer (ends the turn like a model error)."""
+
+
+@dataclass
+class Scope:
+    """One unit of work in one chat; `task` is the id of the task that owns it.
+
+    `owner` keeps that task object alive while the scope exists: a task id is the task's
+    address, and once a task is freed a new task (a job) may get the same id and would be
+    taken for the old unit — a rare, real misattribution that made replays diverge.
+    """
+
+    chat_id: str
+    key: str
+    task: int
+    owner: object = dataclasses.field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def here(cls, chat_id: str, key: str) -> Scope:
+        """The unit `key` of `chat_id`, owned by the running task."""
+        return cls(chat_id, key, _task()[0], _current_task())
+
+
+SCOPE_VAR: ContextVar[Scope | None] = ContextVar("harness_trace_scope", default=None)
+
+
+@functools.lru_cache(maxsize=1024)
+def turn_of(key: str) -> int:
+    """The turn number of a unit key (`turn:3`, `turn:3~task` → 3), else 0."""
+    match = re.match(r"turn:(\d+)", key)
+    return int(match.group(1)) if match else 0
+
+
+def _task_id() -> int:
+    """The running anyio task's id; on asyncio read straight off the task (anyio's id is
+    `id(task)` there), since building a `TaskInfo` per streamed frame is a measurable cost."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no asyncio loop running (trio)
+        task = None
+    return id(task) if task is not None else anyio.get_current_task().id
+
+
+def _current_task() -> object:
+    """The running task object (held by a Scope so its id cannot be reused meanwhile)."""
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
+
+
+def _task() -> tuple[int, str]:
+    info = anyio.get_current_task()
+    return info.id, info.name or ""
+
+
+def current_scope() -> Scope | None:
+    """The unit the running task works for (a job task is known by its name)."""
+    scope = SCOPE_VAR.get()
+    if scope is None:
+        return None
+    if scope.task == _task_id():
+        return scope
+    task_id, name = _task()
+    key = name if name.startswith("job:") else f"{scope.key}~{name}"
+    child = Scope(scope.chat_id, key, task_id, _current_task())
+    SCOPE_VAR.set(child)
+    return child
+
+
+class Player(Protocol):
+    """What a replay supplies: recorded values by structural key, and the sync gate."""
+
+    def live(self, key: str) -> bool: ...
+    def clock(self, key: str, n: int) -> datetime | None: ...
+    def id(self, key: str, n: int, prefix: str) -> str | None: ...
+    def call(self, key: str, request: ModelRequest) -> ModelCallEvent: ...
+    async def gate(self, key: str, n: int) -> None: ...
+    def passed(self, key: str, n: int) -> None: ...
+
+
+class GraphHasher:
+    """A running hash and line counts of the graph ledgers (reads only what was appended)."""
+
+    def __init__(self, graph: GraphStore) -> None:
+        self._graph = graph
+        self._cursor = LedgerCursor()
+        self._hashes = {name: hashlib.sha256() for name in LEDGERS}
+        self._counts = dict.fromkeys(LEDGERS, 0)
+        self._lock = anyio.Lock()
+
+    async def state(self) -> tuple[dict[str, int], str]:
+        async with self._lock:
+            batch, self._cursor = await self._graph.read_since(self._cursor)
+            for name in LEDGERS:
+                for line in getattr(batch, name):
+                    self._hashes[name].update(CANONICAL.encode(line) + b"\n")
+                    self._counts[name] += 1
+            whole = hashlib.sha256()
+            for name in LEDGERS:
+                whole.update(self._hashes[name].digest())
+            return dict(self._counts), whole.hexdigest()[:32]
+
+
+def to_json(value: object) -> str:
+    """Compact msgspec JSON text of `value`."""
+    return msgspec.json.encode(value).decode()
