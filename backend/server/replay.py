@@ -21,247 +21,66 @@ written before blobs existed replays against a new one.
 A fork replays strictly up to turn N, then runs turn N live on another model and stores the
 result as a new chat (`forked_from`) in the target data dir; the fork runs on a temp graph,
 so it never writes the learner's real graph.
+
+Modules: this one drives a replay (and forks, and the CLI); `replay_cassette` holds the
+cassette (values, sync gate, runtime divergences), `replay_diff` compares and diffs traces.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 import tempfile
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 import anyio
-import msgspec
 
-from backend.core.errors import ModelError, NotFound
+from backend.core.errors import NotFound
 from backend.core.ports import ChatModel, LedgerBatch, LedgerCursor
 from backend.server.hub import Connection
+from backend.server.replay_cassette import Cassette, Divergence, NoLiveModel
+from backend.server.replay_diff import (
+    ReplayResult,
+    TurnDigest,
+    compare,
+    diff_sessions,
+    digest_turns,
+)
 from backend.server.runtime import RandomIds, SystemClock
 from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import Stores, build_stores
 from backend.server.tracing import (
     LEDGERS,
-    ReplayDivergence,
     Tracer,
-    is_sync,
     read_expanded,
-    turn_of,
 )
 from backend.server.ws import _dispatch
 from shared_contracts.chat import ChatRecord, ForkOrigin
-from shared_contracts.model_io import ModelRequest
 from shared_contracts.trace import (
     AnyTraceEvent,
-    CheckpointEvent,
     ClockEvent,
-    ExtractionEvent,
-    IdEvent,
     InboundFrameEvent,
     MarkEvent,
-    ModelCallEvent,
-    OutboundFrameEvent,
-    PromptEvent,
-    ToolRunEvent,
 )
-from shared_contracts.trace_blobs import expand_blobs
 
-PRETTY = msgspec.json.Encoder(order="sorted")
+__all__ = [
+    "Cassette",
+    "Divergence",
+    "NoLiveModel",
+    "ReplayResult",
+    "TurnDigest",
+    "cli",
+    "compare",
+    "diff_sessions",
+    "digest_turns",
+    "fork_session",
+    "live_model",
+    "run_replay",
+]
+
 STALL_S = 5.0
 TICK_S = 0.01
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """Where a replay first differs: the recorded event (by seq) and both versions."""
-
-    seq: int
-    where: str
-    recorded: str
-    replayed: str
-    diff: str
-
-    def render(self) -> str:
-        return (
-            f"FIRST DIVERGENCE at recorded event #{self.seq}: {self.where}\n"
-            f"--- recorded\n{_clip(self.recorded)}\n"
-            f"+++ replayed\n{_clip(self.replayed)}\n"
-            f"diff:\n{self.diff}"
-        )
-
-
-@dataclass
-class ReplayResult:
-    chat_id: str
-    compared: int = 0
-    frames: int = 0
-    checkpoints: int = 0
-    divergence: Divergence | None = None
-    fork_id: str = ""
-    events: list[AnyTraceEvent] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.divergence is None
-
-
-# -- the cassette ---------------------------------------------------------------------
-
-
-class Cassette:
-    """The `tracing.Player` of a recording: values by unit and ordinal, and the sync gate."""
-
-    def __init__(self, events: Sequence[AnyTraceEvent], fork_turn: int | None = None) -> None:
-        self.clocks: dict[tuple[str, int], datetime] = {}
-        self.ids: dict[tuple[str, int], IdEvent] = {}
-        self.calls: dict[str, ModelCallEvent] = {}
-        self.sync_seqs: dict[str, list[int]] = defaultdict(list)
-        self.first_seq: dict[str, int] = {}
-        self.divergences: list[Divergence] = []
-        self.failed = anyio.Event()
-        self.changed = anyio.Event()
-        self.fork_turn = fork_turn
-        self.fork_seq = _fork_seq(events, fork_turn)
-        counts: dict[tuple[str, str], int] = defaultdict(int)
-        pending: list[tuple[int, str]] = []
-        for event in events:
-            self.first_seq.setdefault(event.scope, event.seq)
-            if isinstance(event, ClockEvent):
-                self.clocks[(event.scope, counts[(event.scope, "clock")])] = event.value
-                counts[(event.scope, "clock")] += 1
-            elif isinstance(event, IdEvent):
-                self.ids[(event.scope, counts[(event.scope, "id")])] = event
-                counts[(event.scope, "id")] += 1
-            elif isinstance(event, ModelCallEvent):
-                self.calls[event.key] = event
-            if is_sync(event) and event.seq < self.fork_seq:
-                self.sync_seqs[event.scope].append(event.seq)
-                pending.append((event.seq, event.scope))
-        self.pending = sorted(pending)
-        self._done: set[int] = set()
-        self.closed = False
-
-    def live(self, key: str) -> bool:
-        if self.fork_turn is None:
-            return False
-        if key.startswith("turn:"):
-            return turn_of(key) >= self.fork_turn
-        first = self.first_seq.get(key)
-        return first is None or first >= self.fork_seq
-
-    def clock(self, key: str, n: int) -> datetime | None:
-        value = self.clocks.get((key, n))
-        if value is None:
-            self._diverge(self._seq_near(key), f"{key}: clock value #{n}", "(recorded)", "")
-        return value
-
-    def id(self, key: str, n: int, prefix: str) -> str | None:
-        event = self.ids.get((key, n))
-        if event is None or event.prefix != prefix:
-            recorded = f"{event.prefix}: {event.value}" if event else "(none)"
-            seq = event.seq if event else self._seq_near(key)
-            self._diverge(seq, f"{key}: id #{n}", recorded, f"a new {prefix!r} id")
-            return None
-        return event.value
-
-    def call(self, key: str, request: ModelRequest) -> ModelCallEvent:
-        recorded = self.calls.get(key)
-        if recorded is None:
-            self._diverge(
-                self._seq_near(key), f"model call {key}", "(none)", _request_text(request)
-            )
-            raise ReplayDivergence(f"replay: no recorded model call {key}")
-        if recorded.request_hash != _hash(request):
-            self._diverge(
-                recorded.seq,
-                f"model call {key}: the request differs",
-                _request_text(recorded.request),
-                _request_text(request),
-            )
-            raise ReplayDivergence(f"replay: model call {key} diverged from the recording")
-        return recorded
-
-    async def gate(self, key: str, n: int) -> None:
-        """Hold a unit's sync point `n` until every sync point recorded before it in other
-        units has passed. A strict replay holds a unit for good at a sync point its
-        recording never reached (the session was stopped there: a job cancelled at
-        shutdown), until `close`."""
-        seqs = self.sync_seqs.get(key, [])
-        if n >= len(seqs):
-            while self.fork_turn is None and not self.closed:
-                await self.changed.wait()
-            return
-        target = seqs[n]
-        while not self._clear(key, target) and not self.closed:
-            await self.changed.wait()
-
-    def close(self) -> None:
-        """The replay is over: release every held unit (what it does next is not compared)."""
-        self.closed = True
-        self._notify()
-
-    def passed(self, key: str, n: int) -> None:
-        seqs = self.sync_seqs.get(key, [])
-        if n < len(seqs):
-            self._done.add(seqs[n])
-            self._notify()
-
-    def remaining(self) -> list[tuple[int, str]]:
-        return [(s, k) for s, k in self.pending if s not in self._done]
-
-    def _clear(self, key: str, target: int) -> bool:
-        for seq, scope in self.pending:
-            if seq >= target:
-                return True
-            if scope != key and seq not in self._done:
-                return False
-        return True
-
-    def _notify(self) -> None:
-        self.changed.set()
-        self.changed = anyio.Event()
-
-    def _seq_near(self, key: str) -> int:
-        return self.first_seq.get(key.split("/")[0], 0)
-
-    def _diverge(self, seq: int, where: str, recorded: str, replayed: str) -> None:
-        self.divergences.append(
-            Divergence(seq, where, recorded, replayed, _udiff(recorded, replayed))
-        )
-        self.failed.set()
-        self._notify()
-
-
-def _hash(request: ModelRequest) -> str:
-    from backend.server.tracing import request_hash
-
-    return request_hash(request)
-
-
-def _fork_seq(events: Sequence[AnyTraceEvent], fork_turn: int | None) -> int:
-    if fork_turn is None:
-        return 1 << 62
-    for event in events:
-        if (
-            isinstance(event, MarkEvent)
-            and event.mark == "turn_started"
-            and event.turn >= fork_turn
-        ):
-            return event.seq
-    return 1 << 62
-
-
-class NoLiveModel:
-    """The teacher of a strict replay: every call must come from the cassette."""
-
-    name = "replay"
-
-    def stream(self, request: ModelRequest):
-        raise ModelError("a strict replay makes no live model calls")
 
 
 # -- running a replay -----------------------------------------------------------------
@@ -448,113 +267,6 @@ async def _settle(
             await cassette.changed.wait()
 
 
-# -- comparing ------------------------------------------------------------------------
-
-_SKIP = (ClockEvent, IdEvent)
-
-
-def _slots(events: Sequence[AnyTraceEvent]) -> dict[tuple[str, str, int], AnyTraceEvent]:
-    counts: dict[tuple[str, str], int] = defaultdict(int)
-    out: dict[tuple[str, str, int], AnyTraceEvent] = {}
-    for event in events:
-        if isinstance(event, _SKIP):
-            continue
-        tag = type(event).__name__
-        n = counts[(event.scope, tag)]
-        counts[(event.scope, tag)] += 1
-        out[(event.scope, tag, n)] = event
-    return out
-
-
-def _plain(event: AnyTraceEvent) -> dict:
-    data = msgspec.to_builtins(event)
-    data.pop("seq", None)
-    if isinstance(event, ModelCallEvent):
-        data.pop("chunks", None)  # timings; the content is in the response and the frames
-    return data
-
-
-def compare(
-    recorded: Sequence[AnyTraceEvent],
-    replayed: Sequence[AnyTraceEvent],
-    runtime: Sequence[Divergence],
-    result: ReplayResult,
-) -> None:
-    """Fill `result` with counts and the first divergence (in recorded order)."""
-    ours = _slots(replayed)
-    theirs = _slots(recorded)
-    found: list[Divergence] = list(runtime)
-    for slot, event in theirs.items():
-        result.compared += 1
-        result.frames += isinstance(event, OutboundFrameEvent)
-        result.checkpoints += isinstance(event, CheckpointEvent)
-        other = ours.get(slot)
-        if other is not None and _plain(other) == _plain(event):
-            continue
-        found.append(_divergence(slot, event, other))
-    last_seq: dict[str, int] = {}
-    for event in recorded:
-        last_seq[event.scope] = event.seq
-    for slot, event in ours.items():
-        if slot not in theirs:
-            seq = last_seq.get(slot[0], recorded[-1].seq if recorded else 0)
-            found.append(_divergence(slot, None, event, seq=seq))
-    if found:
-        result.divergence = min(found, key=lambda d: d.seq)
-
-
-def _divergence(slot, recorded: AnyTraceEvent | None, replayed: AnyTraceEvent | None, seq=None):
-    scope, tag, n = slot
-    where = f"{tag} #{n} of {scope}"
-    left, right = _text(recorded), _text(replayed)
-    if isinstance(recorded, PromptEvent) and isinstance(replayed, PromptEvent):
-        diff = _udiff(recorded.system_prompt, replayed.system_prompt, "system prompt")
-        if recorded.template_hash != replayed.template_hash:
-            old, new = recorded.template_hash, replayed.template_hash
-            where += f" (template {recorded.template_id}: {old} → {new})"
-    else:
-        diff = _udiff(left, right)
-    return Divergence(recorded.seq if recorded else seq, where, left, right, diff)
-
-
-def _text(event: AnyTraceEvent | None) -> str:
-    if event is None:
-        return "(missing)"
-    data = _plain(event)
-    if isinstance(event, OutboundFrameEvent | InboundFrameEvent):
-        data["frame"] = (
-            json.loads(event.frame) if event.frame.strip().startswith("{") else event.frame
-        )
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _request_text(request: ModelRequest) -> str:
-    lines = [f"role: {request.role}  tools: {', '.join(t.name for t in request.tools)}"]
-    for message in request.messages:
-        lines.append(
-            f"[{message.role}{' ' + message.tool_call_id if message.tool_call_id else ''}]"
-        )
-        lines.extend(message.content.splitlines() or [""])
-        for call in message.tool_calls:
-            lines.append(f"  -> {call.name}({call.arguments}) {call.id}")
-    if request.response_schema is not None:
-        lines.append("response_schema: " + PRETTY.encode(request.response_schema).decode())
-    return "\n".join(lines)
-
-
-def _udiff(a: str, b: str, label: str = "event") -> str:
-    lines = difflib.unified_diff(
-        a.splitlines(), b.splitlines(), f"recorded {label}", f"replayed {label}", lineterm="", n=2
-    )
-    return "\n".join(lines) or "(no line differences)"
-
-
-def _clip(text: str, limit: int = 3000) -> str:
-    return (
-        text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
-    )
-
-
 # -- forks ----------------------------------------------------------------------------
 
 
@@ -584,80 +296,6 @@ async def fork_session(
         except NotFound:
             await target.jobs.save(job)
     return result
-
-
-# -- diff -----------------------------------------------------------------------------
-
-
-@dataclass
-class TurnDigest:
-    """What a turn did, for `diff`: prompt, tool calls, text, audit drops, graph."""
-
-    prompt: str = ""
-    tools: list[str] = field(default_factory=list)
-    text: str = ""
-    audits: list[str] = field(default_factory=list)
-    graph: list[str] = field(default_factory=list)
-
-
-def digest_turns(events: Sequence[AnyTraceEvent]) -> dict[int, TurnDigest]:
-    """Per-turn digests; extraction runs count toward the last turn begun before them.
-    `events` may be stored (interned) or expanded."""
-    turns: dict[int, TurnDigest] = defaultdict(TurnDigest)
-    current = 0
-    for event in expand_blobs(events):
-        turn = turn_of(event.scope) or current
-        if isinstance(event, MarkEvent) and event.mark == "turn_started":
-            current = turn = event.turn
-        digest = turns[turn]
-        if isinstance(event, PromptEvent):
-            digest.prompt = event.system_prompt
-        elif isinstance(event, ToolRunEvent):
-            outcome = f" ! {event.error}" if event.error else ""
-            digest.tools.append(f"{event.tool_name}({event.raw_args}){outcome}")
-        elif isinstance(event, OutboundFrameEvent):
-            frame = json.loads(event.frame)
-            if frame.get("type") == "text_delta":
-                digest.text += frame.get("delta", "")
-        elif isinstance(event, ExtractionEvent):
-            digest.audits.extend(f"gate drop {d}" for d in event.gate_drops)
-            digest.audits.extend(f"auditor drop {d}" for d in event.auditor_drops)
-            digest.graph.append(f"merge {event.merge_diff} → graph {event.graph_hash_after}")
-        elif isinstance(event, CheckpointEvent):
-            digest.graph.append(f"checkpoint graph {event.graph_hash} plan {event.plan_hash}")
-    return dict(turns)
-
-
-def diff_sessions(
-    a: Sequence[AnyTraceEvent], b: Sequence[AnyTraceEvent], names=("A", "B")
-) -> list[str]:
-    """Readable per-turn differences between two traces (empty when the turns agree)."""
-    left, right = digest_turns(a), digest_turns(b)
-    out: list[str] = []
-    for turn in sorted(set(left) | set(right)):
-        x, y = left.get(turn, TurnDigest()), right.get(turn, TurnDigest())
-        parts = []
-        for label, p, q in (
-            ("prompt", x.prompt, y.prompt),
-            ("tool calls", "\n".join(x.tools), "\n".join(y.tools)),
-            ("text", x.text, y.text),
-            ("audit decisions", "\n".join(x.audits), "\n".join(y.audits)),
-            ("graph", "\n".join(x.graph), "\n".join(y.graph)),
-        ):
-            if p != q:
-                lines = difflib.unified_diff(
-                    p.splitlines(),
-                    q.splitlines(),
-                    f"{names[0]} {label}",
-                    f"{names[1]} {label}",
-                    lineterm="",
-                    n=1,
-                )
-                parts.append(f"  {label}:\n" + "\n".join("    " + line for line in lines))
-        if parts:
-            out.append(f"turn {turn}:")
-            out.extend(parts)
-    return out
 
 
 # -- the CLI --------------------------------------------------------------------------

@@ -1,0 +1,219 @@
+"""The cassette of a strict replay: recorded values by unit and ordinal, the sync gate,
+and the divergences it meets (with readable diffs)."""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import anyio
+import msgspec
+
+from backend.core.errors import ModelError
+from backend.server.tracing_core import ReplayDivergence, is_sync, request_hash, turn_of
+from shared_contracts.model_io import ModelRequest
+from shared_contracts.trace import (
+    AnyTraceEvent,
+    ClockEvent,
+    IdEvent,
+    MarkEvent,
+    ModelCallEvent,
+)
+
+PRETTY = msgspec.json.Encoder(order="sorted")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a replay first differs: the recorded event (by seq) and both versions."""
+
+    seq: int
+    where: str
+    recorded: str
+    replayed: str
+    diff: str
+
+    def render(self) -> str:
+        return (
+            f"FIRST DIVERGENCE at recorded event #{self.seq}: {self.where}\n"
+            f"--- recorded\n{clip(self.recorded)}\n"
+            f"+++ replayed\n{clip(self.replayed)}\n"
+            f"diff:\n{self.diff}"
+        )
+
+
+class Cassette:
+    """The `tracing.Player` of a recording: values by unit and ordinal, and the sync gate."""
+
+    def __init__(self, events: Sequence[AnyTraceEvent], fork_turn: int | None = None) -> None:
+        self.clocks: dict[tuple[str, int], datetime] = {}
+        self.ids: dict[tuple[str, int], IdEvent] = {}
+        self.calls: dict[str, ModelCallEvent] = {}
+        self.sync_seqs: dict[str, list[int]] = defaultdict(list)
+        self.first_seq: dict[str, int] = {}
+        self.divergences: list[Divergence] = []
+        self.failed = anyio.Event()
+        self.changed = anyio.Event()
+        self.fork_turn = fork_turn
+        self.fork_seq = _fork_seq(events, fork_turn)
+        counts: dict[tuple[str, str], int] = defaultdict(int)
+        pending: list[tuple[int, str]] = []
+        for event in events:
+            self.first_seq.setdefault(event.scope, event.seq)
+            if isinstance(event, ClockEvent):
+                self.clocks[(event.scope, counts[(event.scope, "clock")])] = event.value
+                counts[(event.scope, "clock")] += 1
+            elif isinstance(event, IdEvent):
+                self.ids[(event.scope, counts[(event.scope, "id")])] = event
+                counts[(event.scope, "id")] += 1
+            elif isinstance(event, ModelCallEvent):
+                self.calls[event.key] = event
+            if is_sync(event) and event.seq < self.fork_seq:
+                self.sync_seqs[event.scope].append(event.seq)
+                pending.append((event.seq, event.scope))
+        self.pending = sorted(pending)
+        self._done: set[int] = set()
+        self.closed = False
+
+    def live(self, key: str) -> bool:
+        if self.fork_turn is None:
+            return False
+        if key.startswith("turn:"):
+            return turn_of(key) >= self.fork_turn
+        first = self.first_seq.get(key)
+        return first is None or first >= self.fork_seq
+
+    def clock(self, key: str, n: int) -> datetime | None:
+        value = self.clocks.get((key, n))
+        if value is None:
+            self._diverge(self._seq_near(key), f"{key}: clock value #{n}", "(recorded)", "")
+        return value
+
+    def id(self, key: str, n: int, prefix: str) -> str | None:
+        event = self.ids.get((key, n))
+        if event is None or event.prefix != prefix:
+            recorded = f"{event.prefix}: {event.value}" if event else "(none)"
+            seq = event.seq if event else self._seq_near(key)
+            self._diverge(seq, f"{key}: id #{n}", recorded, f"a new {prefix!r} id")
+            return None
+        return event.value
+
+    def call(self, key: str, request: ModelRequest) -> ModelCallEvent:
+        recorded = self.calls.get(key)
+        if recorded is None:
+            self._diverge(self._seq_near(key), f"model call {key}", "(none)", request_text(request))
+            raise ReplayDivergence(f"replay: no recorded model call {key}")
+        if recorded.request_hash != request_hash(request):
+            self._diverge(
+                recorded.seq,
+                f"model call {key}: the request differs",
+                request_text(recorded.request),
+                request_text(request),
+            )
+            raise ReplayDivergence(f"replay: model call {key} diverged from the recording")
+        return recorded
+
+    async def gate(self, key: str, n: int) -> None:
+        """Hold a unit's sync point `n` until every sync point recorded before it in other
+        units has passed. A strict replay holds a unit for good at a sync point its
+        recording never reached (the session was stopped there: a job cancelled at
+        shutdown), until `close`."""
+        seqs = self.sync_seqs.get(key, [])
+        if n >= len(seqs):
+            while self.fork_turn is None and not self.closed:
+                await self.changed.wait()
+            return
+        target = seqs[n]
+        while not self._clear(key, target) and not self.closed:
+            await self.changed.wait()
+
+    def close(self) -> None:
+        """The replay is over: release every held unit (what it does next is not compared)."""
+        self.closed = True
+        self._notify()
+
+    def passed(self, key: str, n: int) -> None:
+        seqs = self.sync_seqs.get(key, [])
+        if n < len(seqs):
+            self._done.add(seqs[n])
+            self._notify()
+
+    def remaining(self) -> list[tuple[int, str]]:
+        return [(s, k) for s, k in self.pending if s not in self._done]
+
+    def _clear(self, key: str, target: int) -> bool:
+        for seq, scope in self.pending:
+            if seq >= target:
+                return True
+            if scope != key and seq not in self._done:
+                return False
+        return True
+
+    def _notify(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    def _seq_near(self, key: str) -> int:
+        return self.first_seq.get(key.split("/")[0], 0)
+
+    def _diverge(self, seq: int, where: str, recorded: str, replayed: str) -> None:
+        self.divergences.append(
+            Divergence(seq, where, recorded, replayed, udiff(recorded, replayed))
+        )
+        self.failed.set()
+        self._notify()
+
+
+def _fork_seq(events: Sequence[AnyTraceEvent], fork_turn: int | None) -> int:
+    if fork_turn is None:
+        return 1 << 62
+    for event in events:
+        if (
+            isinstance(event, MarkEvent)
+            and event.mark == "turn_started"
+            and event.turn >= fork_turn
+        ):
+            return event.seq
+    return 1 << 62
+
+
+class NoLiveModel:
+    """The teacher of a strict replay: every call must come from the cassette."""
+
+    name = "replay"
+
+    def stream(self, request: ModelRequest):
+        raise ModelError("a strict replay makes no live model calls")
+
+
+def request_text(request: ModelRequest) -> str:
+    """A model request as readable lines (for a divergence's diff)."""
+    lines = [f"role: {request.role}  tools: {', '.join(t.name for t in request.tools)}"]
+    for message in request.messages:
+        lines.append(
+            f"[{message.role}{' ' + message.tool_call_id if message.tool_call_id else ''}]"
+        )
+        lines.extend(message.content.splitlines() or [""])
+        for call in message.tool_calls:
+            lines.append(f"  -> {call.name}({call.arguments}) {call.id}")
+    if request.response_schema is not None:
+        lines.append("response_schema: " + PRETTY.encode(request.response_schema).decode())
+    return "\n".join(lines)
+
+
+def udiff(a: str, b: str, label: str = "event") -> str:
+    """A unified diff of recorded `a` and replayed `b` (or a note that no line differs)."""
+    lines = difflib.unified_diff(
+        a.splitlines(), b.splitlines(), f"recorded {label}", f"replayed {label}", lineterm="", n=2
+    )
+    return "\n".join(lines) or "(no line differences)"
+
+
+def clip(text: str, limit: int = 3000) -> str:
+    """`text`, cut at `limit` characters with a note of how much was left out."""
+    return (
+        text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    )
