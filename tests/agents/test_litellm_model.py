@@ -313,3 +313,11 @@ async def test_litellm_success_callbacks_still_see_a_streamed_call(fake: FakeOpe
     assert quiet.message.content == "quiet answer"
     assert (quiet.usage.prompt_tokens, quiet.usage.completion_tokens) == (11, 7)
     assert seen.contents == ["logged answer"]
+
+
+async def test_the_first_stream_moves_litellm_out_of_the_collectors_reach(fake: FakeOpenAI) -> None:
+    import gc
+
+    fake.script(stream_text("hi"))
+    await collect(make_model(fake), request())
+    assert gc.get_freeze_count() >= 100_000  # litellm alone leaves ~390k objects behind
