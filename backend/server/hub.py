@@ -7,11 +7,11 @@ cannot stall a turn (it is dropped instead).
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import deque
+from collections.abc import Awaitable, Callable
 
 import anyio
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from backend.server.tracing import NO_TRACE, Tracer
 from shared_contracts.frames import ServerFrame
@@ -23,29 +23,57 @@ QUEUE_FRAMES = 4096
 
 
 class Connection:
+    """One socket's outgoing frames: a FIFO of at most `QUEUE_FRAMES` encoded frames that
+    `drain` sends in order. An offer to a full or closed queue drops the client."""
+
     def __init__(self, chat_id: str) -> None:
         self.chat_id = chat_id
-        send, receive = anyio.create_memory_object_stream[str](QUEUE_FRAMES)
-        self.outbox: MemoryObjectSendStream[str] = send
-        self.inbox: MemoryObjectReceiveStream[str] = receive
         self.dropped = False
+        self.closed = False
+        self._frames: deque[str] = deque()
+        self._wake: anyio.Event | None = None
 
     def offer(self, text: str) -> None:
-        try:
-            self.outbox.send_nowait(text)
-        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        """Queue one frame (never blocks); a full or closed queue marks the client dropped."""
+        if self.closed or len(self._frames) >= QUEUE_FRAMES:
             self.dropped = True
-            self.outbox.close()
+            self.close()
+            return
+        self._frames.append(text)
+        if self._wake is not None:
+            self._wake.set()
+
+    def close(self) -> None:
+        """No more frames are accepted; `drain` returns once the queue is empty."""
+        self.closed = True
+        if self._wake is not None:
+            self._wake.set()
+
+    async def drain(self, send: Callable[[dict], Awaitable[None]]) -> None:
+        """Send every queued frame in order, as ASGI `websocket.send` text events on `send`,
+        until closed. Frames already queued go out back to back (no scheduling point
+        between them beyond what `send` itself awaits): one wake-up per burst."""
+        frames = self._frames
+        while True:
+            while frames:
+                await send({"type": "websocket.send", "text": frames.popleft()})
+            if self.closed:
+                return
+            self._wake = wake = anyio.Event()
+            try:
+                await wake.wait()
+            finally:
+                self._wake = None
 
 
 class ChatHub:
     def __init__(self, tracer: Tracer | None = None) -> None:
         self.trace = tracer or NO_TRACE
-        self._connections: dict[str, set[Connection]] = defaultdict(set)
+        self._connections: dict[str, set[Connection]] = {}
 
     def connect(self, chat_id: str) -> Connection:
         connection = Connection(chat_id)
-        self._connections[chat_id].add(connection)
+        self._connections.setdefault(chat_id, set()).add(connection)
         return connection
 
     def disconnect(self, connection: Connection) -> None:
@@ -54,7 +82,7 @@ class ChatHub:
             peers.discard(connection)
             if not peers:
                 del self._connections[connection.chat_id]
-        connection.outbox.close()
+        connection.close()
 
     def count(self, chat_id: str | None = None) -> int:
         if chat_id is not None:
@@ -62,19 +90,33 @@ class ChatHub:
         return sum(len(c) for c in self._connections.values())
 
     async def broadcast(self, chat_id: str, frame: ServerFrame) -> None:
-        text = ENCODER.encode(frame).decode()
+        self.publish(chat_id, ENCODER.encode(frame).decode())
+
+    def publish(self, chat_id: str, text: str) -> None:
+        """Record one encoded frame and queue it for every socket of the chat (the same
+        text object for the trace and each socket: encoded once)."""
         self.trace.outbound(chat_id, text)  # recorded whether or not anyone is connected
         peers = self._connections.get(chat_id)
         if not peers:
             return
+        if len(peers) == 1:
+            for connection in peers:
+                connection.offer(text)
+            if not connection.dropped:
+                return
         for connection in list(peers):
-            connection.offer(text)
+            if not connection.dropped:
+                connection.offer(text)
             if connection.dropped:
                 log.warning("[chat %s] dropped a client that fell behind", chat_id)
                 peers.discard(connection)
 
-    def sink(self, chat_id: str):
+    def sink(self, chat_id: str) -> Callable[[ServerFrame], Awaitable[None]]:
+        """The frame sink of a turn in `chat_id` (encodes, records, queues; never blocks)."""
+        publish = self.publish
+        encode = ENCODER.encode
+
         async def send(frame: ServerFrame) -> None:
-            await self.broadcast(chat_id, frame)
+            publish(chat_id, encode(frame).decode())
 
         return send

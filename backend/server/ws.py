@@ -95,9 +95,12 @@ async def _dispatch(services: Services, connection: Connection, raw: str | bytes
 
 
 async def _writer(socket: WebSocket, connection: Connection) -> None:
-    async with connection.inbox:
-        async for text in connection.inbox:
-            await socket.send_text(text)
+    """Send the connection's frames as they come, each as the ASGI event `send_text`
+    builds, straight to the socket's `send` (two coroutine layers fewer per frame)."""
+    try:
+        await connection.drain(socket.send)
+    finally:
+        connection.close()
 
 
 @websocket("/api/chats/{chat_id:str}/ws")
