@@ -72,6 +72,7 @@ from backend.server.tracing_ports import (
 from backend.server.tracing_roles import role_config, traced_roles
 from shared_contracts.trace import (
     AnyTraceEvent,
+    InboundFrameEvent,
     MarkEvent,
 )
 from shared_contracts.trace_blobs import Interner
@@ -169,15 +170,22 @@ class Tracer(TraceHooks):
         """Write the chat's buffered events, numbered in emission order, large repeated
         text stored once by content hash (a failure is logged: recording never breaks the
         lesson)."""
-        if not self.enabled or not self._buffers.get(chat_id):
+        if not self.enabled:
             return
+        if not self._buffers.get(chat_id):
+            lock = self._locks.get(chat_id)
+            if lock is None or not lock.locked():
+                return  # nothing queued, nothing being written
+            # else: wait for the write in flight, so the caller reads what it holds
         # Shielded: events once taken from the buffer must reach the file. A flush cancelled
         # at shutdown lost them, and a trace missing its tail cannot replay.
         with anyio.CancelScope(shield=True):
             await self._flush(chat_id)
 
     async def _flush(self, chat_id: str) -> None:
-        lock = self._locks.setdefault(chat_id, anyio.Lock())
+        lock = self._locks.get(chat_id)
+        if lock is None:
+            lock = self._locks[chat_id] = anyio.Lock(fast_acquire=True)
         async with lock:
             events = self._buffers.pop(chat_id, [])
             if not events:
@@ -204,6 +212,19 @@ class Tracer(TraceHooks):
                 interner.forget(events)  # a later event must store these texts again
                 raise
 
+    async def settle(self, chat_id: str) -> None:
+        """Before a read of the chat's trace: wait for a write in flight and write what is
+        queued — once the trace has begun (a chat's trace starts with its first learner
+        frame or turn; until then its events wait, as an unused chat has no trace)."""
+        queued = self._buffers.get(chat_id)
+        if queued and chat_id not in self._next_seq and not any(map(_opens_trace, queued)):
+            lock = self._locks.get(chat_id)
+            if lock is not None and lock.locked():
+                async with lock:
+                    pass
+            return
+        await self.flush(chat_id)
+
     async def flush_all(self) -> None:
         """Write every buffered event (at shutdown); a failure is logged, never raised."""
         for chat_id in list(self._buffers):
@@ -218,28 +239,33 @@ class Tracer(TraceHooks):
         event: AnyTraceEvent | None = None,
         make: Callable[[], Awaitable[AnyTraceEvent]] | None = None,
     ) -> None:
-        """Emit a sync point and flush. The event (or `make()`, which may read state) is
-        taken under the chat's state lock, so its place in the trace is the order in which
-        it saw the chat's state; in a replay it first waits for its recorded turn.
+        """Emit a sync point. The event (or `make()`, which may read state) is taken under
+        the chat's state lock, so its place in the trace is the order in which it saw the
+        chat's state; in a replay it first waits for its recorded turn.
 
-        The flush happens inside the sync point: once it has passed, its unit runs on to
-        its next await without yielding, so what it does right after (claim or release the
-        chat's turn slot, see `backend.server.services.Services.deliver_jobs`) is ordered
-        with the sync point, in the recording and in its replay alike."""
+        A sync point is queued, not written (the unit's end flushes: one write a turn):
+        once it has passed, its unit runs on to its next await without yielding, so what
+        it does right after (claim or release the chat's turn slot, see
+        `backend.server.services.Services.deliver_jobs`) is ordered with the sync point, in
+        the recording and in its replay alike."""
         async with self._ordered(scope):
             if make is not None:
                 event = await make()
             assert event is not None
             self.emit(scope.chat_id, msgspec.structs.replace(event, scope=scope.key))
-            await self.flush(scope.chat_id)
 
     @asynccontextmanager
     async def _ordered(self, scope: Scope) -> AsyncIterator[None]:
-        """Gate (replay), hold the chat's state lock, and count one sync point."""
+        """Gate (replay), hold the chat's state lock, and count one sync point. A free lock
+        is taken without a scheduling point (`fast_acquire`): a sync point costs no loop
+        pass unless another unit holds the chat's state."""
         player = self.player
         if player is not None:
             await player.gate(scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0))
-        async with self._state_locks.setdefault(scope.chat_id, anyio.Lock()):
+        lock = self._state_locks.get(scope.chat_id)
+        if lock is None:
+            lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
+        async with lock:
             yield
             n = self.count(scope, "sync")
         if player is not None:
@@ -271,6 +297,11 @@ class Tracer(TraceHooks):
             return {}, ""
         return await self._graph.state()
 
+    def graph_changed(self) -> None:
+        """The graph was appended to (through `stores()`): the next state reads it again."""
+        if self._graph is not None:
+            self._graph.changed()
+
     # -- port wrappers ------------------------------------------------------------------
 
     def model(self, inner: ChatModel) -> ChatModel:
@@ -287,11 +318,14 @@ class Tracer(TraceHooks):
         read with full text (`ExpandedTraces`, so the trace route shows whole requests)."""
         traces = stores.traces
         if not isinstance(traces, ExpandedTraces):
-            traces = ExpandedTraces(traces)
+            # A reader sees every event emitted so far (sync points are queued, not written).
+            traces = ExpandedTraces(traces, before_read=self.settle if self.enabled else None)
         if not self.enabled:
             return type(stores)(
                 chats=stores.chats, graph=stores.graph, jobs=stores.jobs, traces=traces
             )
+        if self._graph is not None:
+            self._graph.watch(stores.graph)
         return type(stores)(
             chats=TracingChatStore(stores.chats, self),
             graph=TracingGraphStore(stores.graph, self),
@@ -302,6 +336,13 @@ class Tracer(TraceHooks):
     def trace_store(self) -> TraceSink:
         """A `TraceStore` for the extraction pipeline's own event (sequenced through us)."""
         return TraceSink(self)
+
+
+def _opens_trace(event: AnyTraceEvent) -> bool:
+    """A learner frame or a turn's start: what a chat's trace begins with."""
+    if isinstance(event, MarkEvent):
+        return event.mark == "turn_started"
+    return isinstance(event, InboundFrameEvent)
 
 
 NO_TRACE = Tracer()

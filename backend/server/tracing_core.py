@@ -161,17 +161,34 @@ class Player(Protocol):
 
 
 class GraphHasher:
-    """A running hash and line counts of the graph ledgers (reads only what was appended)."""
+    """A running hash and line counts of the graph ledgers (reads only what was appended).
+
+    Once `watch`ing (every append to the store goes through a wrapper that calls
+    `changed`), a state with nothing appended since the last one is answered without a
+    read: two thread hops a turn fewer."""
 
     def __init__(self, graph: GraphStore) -> None:
         self._graph = graph
         self._cursor = LedgerCursor()
         self._hashes = {name: hashlib.sha256() for name in LEDGERS}
         self._counts = dict.fromkeys(LEDGERS, 0)
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)
+        self._watched = False
+        self._dirty = True
+        self._last: tuple[dict[str, int], str] | None = None
+
+    def watch(self, store: object) -> None:
+        """`store`'s appends now all report `changed` (only if it is the hashed store)."""
+        self._watched = self._watched or store is self._graph
+
+    def changed(self) -> None:
+        self._dirty = True
 
     async def state(self) -> tuple[dict[str, int], str]:
         async with self._lock:
+            if self._watched and not self._dirty and self._last is not None:
+                return dict(self._last[0]), self._last[1]
+            self._dirty = False  # before the read: an append landing during it re-dirties
             batch, self._cursor = await self._graph.read_since(self._cursor)
             for name in LEDGERS:
                 for line in getattr(batch, name):
@@ -180,7 +197,8 @@ class GraphHasher:
             whole = hashlib.sha256()
             for name in LEDGERS:
                 whole.update(self._hashes[name].digest())
-            return dict(self._counts), whole.hexdigest()[:32]
+            self._last = (dict(self._counts), whole.hexdigest()[:32])
+            return dict(self._counts), self._last[1]
 
 
 def to_json(value: object) -> str:

@@ -3,11 +3,10 @@ pipeline and trace stores (recording, or answering from a replay's `Player`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
 
 from backend.core.errors import CorruptRecord, ModelError
@@ -41,15 +40,22 @@ if TYPE_CHECKING:
 
 class ExpandedTraces:
     """`TraceStore` whose `read` restores every interned text (`expand_blobs`); `raw` is
-    the store as written. A ref to a text the trace never stored is a `CorruptRecord`."""
+    the store as written. A ref to a text the trace never stored is a `CorruptRecord`.
+    `before_read(chat_id)` (the recorder's flush) runs first, so a read sees every event
+    recorded so far."""
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(
+        self, raw: Any, before_read: Callable[[str], Awaitable[None]] | None = None
+    ) -> None:
         self.raw = raw
+        self._before_read = before_read
 
     async def append(self, chat_id: str, events: list[AnyTraceEvent]) -> None:
         await self.raw.append(chat_id, events)
 
     async def read(self, chat_id: str) -> list[AnyTraceEvent]:
+        if self._before_read is not None:
+            await self._before_read(chat_id)
         return read_expanded(await self.raw.read(chat_id), chat_id)
 
 
@@ -156,7 +162,6 @@ class TracingModel:
         if player is not None and not player.live(scope.key):
             recorded = player.call(key, request)  # raises ReplayDivergence
             tracer.emit(scope.chat_id, msgspec.structs.replace(recorded, scope=scope.key))
-            await tracer.flush(scope.chat_id)
             for event in replay_events(recorded):
                 yield event
             if recorded.error:
@@ -191,9 +196,8 @@ class TracingModel:
             call = msgspec.structs.replace(call, error=str(exc)[:2000] or type(exc).__name__)
             raise
         finally:
+            # Queued with the unit's other events: its end (or shutdown) writes them.
             tracer.emit(scope.chat_id, msgspec.structs.replace(call, chunks=chunks))
-            with anyio.CancelScope(shield=True):
-                await tracer.flush(scope.chat_id)
 
 
 def replay_events(call: ModelCallEvent) -> list[ModelEvent]:
@@ -257,7 +261,10 @@ class TracingGraphStore:
 
     async def append(self, batch) -> None:
         async with self.tracer.access(None, "graph_write"):
-            await self.inner.append(batch)
+            try:
+                await self.inner.append(batch)
+            finally:
+                self.tracer.graph_changed()
 
 
 class TracingPipeline:

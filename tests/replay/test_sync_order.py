@@ -38,27 +38,58 @@ async def test_a_flush_cancelled_at_shutdown_still_writes_its_events():
     assert [e.job_id for e in traces.events["chat-1"]] == ["job-1"]  # type: ignore[union-attr]
 
 
-async def test_a_sync_point_is_written_before_another_unit_passes_one():
-    """Its flush happens inside the sync point: once a unit has passed one it runs on to
-    its next await, so what it does right after is ordered with it."""
+async def test_sync_points_are_queued_in_passing_order_and_written_by_one_flush():
+    """Passing a sync point writes nothing (so its unit runs on to its next await without
+    yielding); the unit's flush writes every queued point, in the order units passed them."""
     traces = SlowTraces()
     tracer = Tracer(traces, MemoryChatStore(), MemoryGraphStore())
-    seen: list[int] = []
+    passed: list[str] = []
 
     async def job() -> None:
         with tracer.enter("chat-1", "job:job-1"):
             await tracer.job("chat-1", "job-1", "finished")
+            passed.append("job:job-1")
 
     async def turn() -> None:
-        await traces.started.wait()
         with tracer.enter("chat-1", "turn:1"):
             async with tracer.access("chat-1", "read"):
-                seen.append(len(traces.events.get("chat-1", [])))
+                pass
+            passed.append("turn:1")
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(job)
         tg.start_soon(turn)
-    assert seen == [1]  # the turn's read waited for the job's sync point to be written
+    assert not traces.started.is_set()  # no write while passing sync points
+    await tracer.flush("chat-1")
+    written = traces.events["chat-1"]
+    assert [e.scope for e in written] == passed
+    assert [e.seq for e in written] == [0, 1]
+
+
+async def test_a_sync_point_waits_while_another_unit_holds_the_chats_state():
+    tracer = Tracer(MemoryTraceStore(), MemoryChatStore(), MemoryGraphStore())
+    reading = anyio.Event()
+
+    async def turn() -> None:
+        with tracer.enter("chat-1", "turn:1"):
+            async with tracer.access("chat-1", "read"):
+                reading.set()
+                await anyio.sleep(0.02)  # the read takes a while
+
+    async def job() -> None:
+        await reading.wait()
+        with tracer.enter("chat-1", "job:job-1"):
+            await tracer.job("chat-1", "job-1", "finished")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(turn)
+        tg.start_soon(job)
+    await tracer.flush("chat-1")
+    written = tracer._traces.events["chat-1"]  # type: ignore[union-attr]
+    assert [(e.scope, type(e).__name__) for e in written] == [
+        ("turn:1", "MarkEvent"),
+        ("job:job-1", "JobTraceEvent"),
+    ]
 
 
 async def test_a_strict_replay_holds_a_unit_where_its_recording_ended():

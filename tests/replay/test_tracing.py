@@ -50,6 +50,7 @@ async def test_model_calls_get_structural_keys_per_unit_and_role():
         await drain(model, request())
         await drain(model, request("again"))
         await drain(model, request(role="extractor"))
+    await tracer.flush("chat-1")  # calls are queued with their unit's events, not written each
     calls = [e for e in traces.events["chat-1"] if isinstance(e, ModelCallEvent)]
     assert [c.key for c in calls] == ["turn:7/teacher#0", "turn:7/teacher#1", "turn:7/extractor#0"]
     assert calls[0].response is not None and calls[0].response.content == "a"
