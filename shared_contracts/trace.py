@@ -31,6 +31,11 @@ class InboundFrameEvent(TraceEvent, tag="inbound", kw_only=True):
 class OutboundFrameEvent(TraceEvent, tag="outbound", kw_only=True):
     turn: int
     frame: str
+    delta_of: str = ""
+    """Set in the stored form of a run of `text_delta` frames of message `delta_of` (then
+    `frame` is empty): frame i is `TextDelta(message_id=delta_of, delta=deltas[i])`, with
+    seq `seq + i`. Readers see the expanded frames (`shared_contracts.trace_blobs`)."""
+    deltas: list[str] = msgspec.field(default_factory=list)
 
 
 class PromptEvent(TraceEvent, tag="prompt", kw_only=True):
@@ -82,6 +87,10 @@ class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True):
     """Texts this event stores first in its trace (hash → text); later events only refer."""
     reused: MessageRun | None = None
     """The run of request messages shared with an earlier call (not stored again here)."""
+    chunk_texts: list[str] = msgspec.field(default_factory=list)
+    """Stored form of a call that streamed text only (then `chunks` is empty): chunk i is
+    `TimedChunk(t_ms=chunk_ms[i], text=chunk_texts[i])`. Readers see `chunks`."""
+    chunk_ms: list[float] = msgspec.field(default_factory=list)
 
 
 class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True):

@@ -319,10 +319,12 @@ class ChatHandler:
             record = await self.chats.get(turn.chat_id)
             record = upsert_message(record, turn.assistant, record.updated_at)
             done: ModelDone | None = None
+            # Per streamed chunk: nothing but the delta (the message id is fixed meanwhile).
+            keep, sink, message_id = turn.partial.append, turn.sink, turn.assistant.id
             async for event in teacher.stream(record):
                 if isinstance(event, TextChunk) and event.text:
-                    turn.partial.append(event.text)
-                    await turn.sink(TextDelta(message_id=turn.assistant.id, delta=event.text))
+                    keep(event.text)
+                    await sink(TextDelta(message_id=message_id, delta=event.text))
                 elif isinstance(event, ModelDone):
                     done = event
             assert done is not None

@@ -14,7 +14,7 @@ import anyio
 import msgspec
 
 from backend.server.tracing import NO_TRACE, Tracer
-from shared_contracts.frames import ServerFrame
+from shared_contracts.frames import ServerFrame, TextDelta
 
 log = logging.getLogger("harness.ws")
 
@@ -40,8 +40,9 @@ class Connection:
             self.close()
             return
         self._frames.append(text)
-        if self._wake is not None:
+        if self._wake is not None:  # the writer sleeps: wake it once for this burst
             self._wake.set()
+            self._wake = None
 
     def close(self) -> None:
         """No more frames are accepted; `drain` returns once the queue is empty."""
@@ -90,12 +91,20 @@ class ChatHub:
         return sum(len(c) for c in self._connections.values())
 
     async def broadcast(self, chat_id: str, frame: ServerFrame) -> None:
-        self.publish(chat_id, ENCODER.encode(frame).decode())
+        self.publish(chat_id, frame)
 
-    def publish(self, chat_id: str, text: str) -> None:
-        """Record one encoded frame and queue it for every socket of the chat (the same
-        text object for the trace and each socket: encoded once)."""
-        self.trace.outbound(chat_id, text)  # recorded whether or not anyone is connected
+    def publish(self, chat_id: str, frame: ServerFrame) -> None:
+        """Record one frame and queue it, encoded once, for every socket of the chat."""
+        text = ENCODER.encode(frame).decode()
+        # Recorded whether or not anyone is connected; a streamed delta joins its run.
+        if type(frame) is TextDelta:
+            self.trace.outbound_delta(chat_id, frame.message_id, frame.delta)
+        else:
+            self.trace.outbound(chat_id, text)
+        self._deliver(chat_id, text)
+
+    def _deliver(self, chat_id: str, text: str) -> None:
+        """Queue an encoded frame for every socket of the chat (dropping any that lag)."""
         peers = self._connections.get(chat_id)
         if not peers:
             return
@@ -114,9 +123,14 @@ class ChatHub:
     def sink(self, chat_id: str) -> Callable[[ServerFrame], Awaitable[None]]:
         """The frame sink of a turn in `chat_id` (encodes, records, queues; never blocks)."""
         publish = self.publish
-        encode = ENCODER.encode
+        trace = self.trace
+        deliver = self._deliver
 
         async def send(frame: ServerFrame) -> None:
-            publish(chat_id, encode(frame).decode())
+            if type(frame) is TextDelta:  # the streamed frame: the short path
+                trace.outbound_delta(chat_id, frame.message_id, frame.delta)
+                deliver(chat_id, ENCODER.encode(frame).decode())
+            else:
+                publish(chat_id, frame)
 
         return send

@@ -54,6 +54,7 @@ from backend.server.tracing_core import (
     is_sync,
     log,
     request_hash,
+    running_task,
     turn_of,
 )
 from backend.server.tracing_hooks import TraceHooks
@@ -75,7 +76,7 @@ from shared_contracts.trace import (
     InboundFrameEvent,
     MarkEvent,
 )
-from shared_contracts.trace_blobs import Interner
+from shared_contracts.trace_blobs import Interner, delta_run, next_seq
 
 __all__ = [
     "CANONICAL",
@@ -129,7 +130,7 @@ class Tracer(TraceHooks):
         self.player = player
         self._timer = timer
         self.config = dict(config or {})
-        self._buffers: dict[str, list[AnyTraceEvent]] = {}
+        self._buffers: dict[str, list[Any]] = {}  # AnyTraceEvent | DeltaRun
         self._next_seq: dict[str, int] = {}
         # Per chat, most recently flushed last: what its trace stores once (by content hash).
         self._interners: OrderedDict[str, Interner] = OrderedDict()
@@ -160,6 +161,37 @@ class Tracer(TraceHooks):
             self._buffers.setdefault(chat_id, []).append(event)
             if self.player is not None:
                 self._emitted[chat_id] = self._emitted.get(chat_id, 0) + 1
+
+    def outbound_delta(self, chat_id: str, message_id: str, text: str) -> None:
+        """A `text_delta` frame of `message_id` broadcast to the chat (as `outbound`): added
+        to the run of deltas the chat's queue ends with when that run is the same unit's
+        and message's — no event per frame; a run is stored as one (`delta_run`)."""
+        if not self.enabled:
+            return
+        queue = self._buffers.get(chat_id)
+        last = queue[-1] if queue else None
+        if type(last) is DeltaRun and last.message_id == message_id:
+            # Per frame: the run's task, with the scope it saw, is the unit (what
+            # `current_scope` would find again, without its lookups).
+            var = SCOPE_VAR.get()
+            if var is last.var and running_task() is last.task:
+                key = var.key if var is not None and var.chat_id == chat_id else "server"
+                if key == last.key:
+                    last.deltas.append(text)
+                    if self.player is not None:
+                        self._emitted[chat_id] += 1
+                    return
+        scope = current_scope()
+        key = scope.key if scope is not None and scope.chat_id == chat_id else "server"
+        if type(last) is DeltaRun and last.key == key and last.message_id == message_id:
+            last.deltas.append(text)
+            if self.player is not None:
+                self._emitted[chat_id] += 1
+        else:
+            last = DeltaRun(key, turn_of(key), message_id, [text])
+            self.emit(chat_id, last)  # type: ignore[arg-type]
+        last.var = SCOPE_VAR.get()
+        last.task = running_task()
 
     def emitted(self, chat_id: str) -> int:
         """Replay only: how many events the chat's trace has been given so far."""
@@ -193,23 +225,27 @@ class Tracer(TraceHooks):
             interner = self._interners.pop(chat_id, None)
             if interner is None or chat_id not in self._next_seq:
                 existing = await self._traces.read(chat_id)
-                self._next_seq[chat_id] = len(existing)
+                self._next_seq[chat_id] = next_seq(existing)
                 interner = Interner.of(existing)
             self._interners[chat_id] = interner
             if len(self._interners) > MAX_INTERNED_CHATS:
                 # Bounded memory: an evicted chat re-reads its trace at its next flush.
                 old, _ = self._interners.popitem(last=False)
                 self._next_seq.pop(old, None)
-            first = self._next_seq[chat_id]
-            events = [
-                interner.intern(msgspec.structs.replace(e, seq=first + i))
-                for i, e in enumerate(events)
-            ]
-            self._next_seq[chat_id] = first + len(events)
+            seq = self._next_seq[chat_id]
+            stored: list[AnyTraceEvent] = []
+            for e in events:
+                if type(e) is DeltaRun:
+                    stored.append(delta_run(seq, e.key, e.turn, e.message_id, e.deltas))
+                    seq += len(e.deltas)
+                else:
+                    stored.append(interner.intern(msgspec.structs.replace(e, seq=seq)))
+                    seq += 1
+            self._next_seq[chat_id] = seq
             try:
-                await self._traces.append(chat_id, events)
+                await self._traces.append(chat_id, stored)
             except BaseException:
-                interner.forget(events)  # a later event must store these texts again
+                interner.forget(stored)  # a later event must store these texts again
                 raise
 
     async def settle(self, chat_id: str) -> None:
@@ -338,7 +374,21 @@ class Tracer(TraceHooks):
         return TraceSink(self)
 
 
-def _opens_trace(event: AnyTraceEvent) -> bool:
+class DeltaRun:
+    """Queued `text_delta` frames of one message from one unit, in order."""
+
+    __slots__ = ("deltas", "key", "message_id", "task", "turn", "var")
+
+    def __init__(self, key: str, turn: int, message_id: str, deltas: list[str]) -> None:
+        self.key = key
+        self.turn = turn
+        self.message_id = message_id
+        self.deltas = deltas
+        self.var: Scope | None = None  # the scope variable and task of the last delta
+        self.task: object = None
+
+
+def _opens_trace(event: object) -> bool:
     """A learner frame or a turn's start: what a chat's trace begins with."""
     if isinstance(event, MarkEvent):
         return event.mark == "turn_started"

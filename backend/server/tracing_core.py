@@ -9,6 +9,7 @@ import functools
 import hashlib
 import logging
 import re
+import threading
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -112,11 +113,37 @@ def turn_of(key: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+_CURRENT_TASKS: dict | None = getattr(asyncio.tasks, "_current_tasks", None)
+_THREAD = threading.local()
+
+
+def running_task() -> asyncio.Task | None:
+    """The running asyncio task (None outside one). The running loop is remembered per
+    thread: on 3.11 `asyncio.current_task()` asks `get_running_loop()`, a `getpid` syscall,
+    and the tracer asks once per streamed frame. A remembered loop that is not running a
+    task step (stopped, or another loop now runs here) finds nothing and is looked up
+    again."""
+    tasks = _CURRENT_TASKS
+    if tasks is None:  # an asyncio without the table (newer Pythons: current_task is C)
+        return asyncio.current_task()
+    loop = getattr(_THREAD, "loop", None)
+    if loop is not None:
+        task = tasks.get(loop)
+        if task is not None:
+            return task
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    _THREAD.loop = loop
+    return tasks.get(loop)
+
+
 def _task_id() -> int:
     """The running anyio task's id; on asyncio read straight off the task (anyio's id is
     `id(task)` there), since building a `TaskInfo` per streamed frame is a measurable cost."""
     try:
-        task = asyncio.current_task()
+        task = running_task()
     except RuntimeError:  # no asyncio loop running (trio)
         task = None
     return id(task) if task is not None else anyio.get_current_task().id
@@ -125,7 +152,7 @@ def _task_id() -> int:
 def _current_task() -> object:
     """The running task object (held by a Scope so its id cannot be reused meanwhile)."""
     try:
-        return asyncio.current_task()
+        return running_task()
     except RuntimeError:
         return None
 

@@ -1,8 +1,11 @@
 """Record the golden sessions through the real app with the offline tutor.
 
-Re-record all of them after a deliberate behaviour change (then review `git diff`):
+Re-record them after a deliberate behaviour change (then review `git diff`):
 
     .venv/bin/python -m tests.golden.record tests/golden
+
+The old-format golden (`OLD_FORMAT`) is kept as written by an older recorder unless named
+with `--old NAME` (only when a behaviour change makes it diverge).
 
 Each golden is a small data dir (`chats/`, `traces/`, `jobs/`, `graph/`) holding one chat.
 Clock and ids are deterministic and streamed-chunk timings are zero; what can still differ
@@ -30,7 +33,7 @@ from backend.server.ws import _dispatch
 from shared_contracts.chat import ToolPart
 from shared_contracts.questions import MultipleChoice, Numeric
 from shared_contracts.tools import QuizArgs
-from shared_contracts.trace import AnyTraceEvent, ModelCallEvent, PromptEvent
+from shared_contracts.trace import AnyTraceEvent, ModelCallEvent, OutboundFrameEvent, PromptEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.fakes import FixedClock, SequentialIds
 
@@ -141,14 +144,17 @@ async def _record(target: Path, steps: list[Step], every_n: int) -> str:
 
 
 OLD_FORMAT = {"wrong_answer_reteach"}
-"""Goldens kept in the trace format from before blobs (every request in full, no `refs`,
-`blobs` or `reused` keys): CI keeps replaying a trace written by an older recorder."""
-BLOB_KEYS = ("refs", "blobs", "reused")
+"""Goldens kept in the trace format from before blobs (every request in full, one event per
+frame and a `TimedChunk` per streamed chunk; no `refs`, `blobs`, `reused`, `delta_of`,
+`deltas`, `chunk_texts` or `chunk_ms` keys): CI keeps replaying a trace written by an older
+recorder. `main` leaves such a golden as it is unless named (`--old NAME`)."""
+BLOB_KEYS = ("refs", "blobs", "reused", "chunk_texts", "chunk_ms")
+RUN_KEYS = ("delta_of", "deltas")
 
 
 def write_pre_blob_format(trace: Path) -> None:
     """Rewrite a trace as the recorder wrote it before blobs: expanded, without the keys
-    blobs added (they were appended to their events, so the rest is byte-identical)."""
+    added since (they were appended to their events, so the rest is byte-identical)."""
     events = msgspec.json.Decoder(AnyTraceEvent).decode_lines(trace.read_bytes())
     lines = []
     for event in expand_blobs(events):
@@ -156,12 +162,18 @@ def write_pre_blob_format(trace: Path) -> None:
         if isinstance(event, ModelCallEvent | PromptEvent):
             for key in BLOB_KEYS:
                 data.pop(key, None)
+        elif isinstance(event, OutboundFrameEvent):
+            for key in RUN_KEYS:
+                data.pop(key, None)
         lines.append(msgspec.json.encode(data) + b"\n")
     trace.write_bytes(b"".join(lines))
 
 
-def main(root: str) -> int:
+def main(root: str, old: frozenset[str] = frozenset()) -> int:
     for name, (every_n, steps) in GOLDENS.items():
+        if name in OLD_FORMAT and name not in old:
+            print(f"kept {name} (an old-format trace; re-record it with --old {name})")
+            continue
         target = Path(root) / name
         shutil.rmtree(target, ignore_errors=True)
         chat_id = anyio.run(_record, target, steps, every_n)
@@ -172,4 +184,7 @@ def main(root: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "tests/golden"))
+    args = sys.argv[1:]
+    names = frozenset(args[i + 1] for i, a in enumerate(args[:-1]) if a == "--old")
+    roots = [a for i, a in enumerate(args) if a != "--old" and (i == 0 or args[i - 1] != "--old")]
+    sys.exit(main(roots[0] if roots else "tests/golden", names))

@@ -40,6 +40,16 @@ async def test_golden_replays_identically(golden: Path, tmp_path: Path):
     assert result.frames > 100 and result.checkpoints >= 5
 
 
+def test_the_old_format_golden_has_none_of_the_newer_stored_forms():
+    """It proves a trace written before blobs and streamed runs still replays (above)."""
+    (trace,) = (ROOT / "wrong_answer_reteach" / "traces").glob("*.jsonl")
+    text = trace.read_text("utf-8")
+    for key in ('"refs"', '"blobs"', '"reused"', '"deltas"', '"chunk_texts"'):
+        assert key not in text
+    (newer,) = (ROOT / "lesson_python_lists" / "traces").glob("*.jsonl")
+    assert '"deltas":["' in newer.read_text("utf-8")
+
+
 async def _events(name: str):
     golden = ROOT / name
     (trace,) = (golden / "traces").glob("*.jsonl")

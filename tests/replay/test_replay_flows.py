@@ -15,6 +15,8 @@ from backend.server.replay import diff_sessions, fork_session, run_replay
 from backend.server.stores import build_stores
 from shared_contracts.chat import ForkOrigin, TextPart
 from shared_contracts.frames import ServerFrame, TurnFinished
+from shared_contracts.trace import OutboundFrameEvent
+from shared_contracts.trace_blobs import expand_blobs
 from tests.fakes import ScriptedModel, text_reply
 from tests.golden.record import record_session
 from tests.server.conftest import make_client
@@ -62,7 +64,12 @@ def test_a_websocket_session_is_traced_and_replays_identically(tmp_path: Path):
     assert kinds >= {"mark", "clock", "id", "checkpoint"}
     calls = [e for e in trace if e["type"] == "model_call"]
     assert calls[0]["key"] == "turn:1/teacher#0" and len(calls[0]["request_hash"]) == 32
-    assert [e["seq"] for e in trace] == list(range(len(trace)))
+    # streamed deltas are stored as runs (one event, one seq per frame): expanded, the
+    # trace numbers every event and frame in order
+    assert any(e["type"] == "outbound" and e["deltas"] for e in trace)
+    expanded = expand_blobs(stored)
+    assert [e.seq for e in expanded] == list(range(len(expanded)))
+    assert not any(isinstance(e, OutboundFrameEvent) and e.deltas for e in expanded)
     # the answer's read of its question is a sync point of the learner unit
     assert any(e["type"] == "mark" and e["scope"] == "learner" for e in trace)
     result = _replay(tmp_path / "data", chat, tmp_path / "replay")
