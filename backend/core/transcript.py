@@ -1,4 +1,10 @@
-"""The chat record as the model sees it: one deterministic conversion (replay hashes it)."""
+"""The chat record as the model sees it: one deterministic conversion (replay hashes it).
+
+The model sees the most recent messages that fit `HISTORY_CHARS`, starting at a learner
+message, and a note saying how many earlier ones it does not see (the plan tree and the
+graph context carry what they taught). A long chat therefore neither overflows a model's
+context nor makes every step cost more than the last.
+"""
 
 from __future__ import annotations
 
@@ -81,14 +87,49 @@ def _user_message(message: Message) -> ModelMessage | None:
     return ModelMessage(role="user", content="\n\n".join(texts))
 
 
-def to_model_messages(record: ChatRecord, system_prompt: str) -> list[ModelMessage]:
-    """System prompt, then the transcript in order; every tool call gets its tool message."""
+HISTORY_CHARS = 72_000
+"""About 24k tokens (at the conservative chars/3 of the graph context) of past messages."""
+
+ELIDED_NOTE = (
+    "[notice] The {count} earliest messages of this chat are not shown (only the most recent"
+    " ones fit). The plan tree and the learner's knowledge graph carry what they covered."
+)
+
+
+def to_model_messages(
+    record: ChatRecord, system_prompt: str, history_chars: int = HISTORY_CHARS
+) -> list[ModelMessage]:
+    """System prompt, then the transcript's recent window in order (see the module); every
+    tool call gets its tool message. The last turn is always shown, whatever its size."""
+    window: list[list[ModelMessage]] = []
+    size = 0
+    start = len(record.messages)
+    for index in range(len(record.messages) - 1, -1, -1):
+        converted = _convert(record.messages[index])
+        size += sum(_chars(m) for m in converted)
+        if size > history_chars and _turn_start(window):
+            break  # the window begins at a learner message: never mid-turn
+        window.append(converted)
+        start = index
     out = [ModelMessage(role="system", content=system_prompt)]
-    for message in record.messages:
-        if message.role == "assistant":
-            out.extend(_assistant_messages(message))
-        else:
-            user = _user_message(message)
-            if user is not None:
-                out.append(user)
+    if start > 0:
+        out.append(ModelMessage(role="user", content=ELIDED_NOTE.format(count=start)))
+    for converted in reversed(window):
+        out.extend(converted)
     return out
+
+
+def _convert(message: Message) -> list[ModelMessage]:
+    if message.role == "assistant":
+        return _assistant_messages(message)
+    user = _user_message(message)
+    return [user] if user is not None else []
+
+
+def _chars(message: ModelMessage) -> int:
+    return len(message.content) + sum(len(c.arguments) + len(c.name) for c in message.tool_calls)
+
+
+def _turn_start(window: list[list[ModelMessage]]) -> bool:
+    """Whether the window (built newest first) now begins with a learner's message."""
+    return bool(window) and bool(window[-1]) and window[-1][0].role == "user"
