@@ -83,6 +83,10 @@ class Interner:
     def __init__(self, stored: Iterable[str] = ()) -> None:
         self.stored: set[str] = set(stored)
         self.last: dict[str, tuple[str, list[str]]] = {}
+        # Per role, the hash of each message of its last call, by the message's fields: a
+        # call repeats most of the last one's messages (rebuilt as new objects, but mostly
+        # of the same strings), so they are not encoded and hashed again.
+        self._known: dict[str, dict[tuple, str]] = {}
 
     @classmethod
     def of(cls, events: Iterable[AnyTraceEvent]) -> Interner:
@@ -114,7 +118,7 @@ class Interner:
 
     def _call(self, event: ModelCallEvent) -> ModelCallEvent:
         request = event.request
-        hashes = [hashlib.sha256(_ENCODE.encode(m)).hexdigest()[:32] for m in request.messages]
+        hashes = self._hashes(request.role, request.messages)
         run = self._run(request.role, hashes)
         self.last[request.role] = (event.key, hashes)
         kept = list(request.messages)
@@ -139,6 +143,21 @@ class Interner:
         return msgspec.structs.replace(
             event, request=stored, refs=parts.refs, blobs=parts.blobs, reused=run
         )
+
+    def _hashes(self, role: str, messages: list[ModelMessage]) -> list[str]:
+        """`message_hash` of each message (those the role's last call had are looked up)."""
+        known = self._known.get(role, {})
+        seen: dict[tuple, str] = {}
+        out = []
+        for message in messages:
+            key = _fields(message)
+            value = seen.get(key) or known.get(key)
+            if value is None:
+                value = message_hash(message)
+            seen[key] = value
+            out.append(value)
+        self._known[role] = seen
+        return out
 
     def _run(self, role: str, hashes: list[str]) -> MessageRun | None:
         """The longest run of this role's last call's messages that this call repeats at the
@@ -199,6 +218,17 @@ def _delta_frames(run: OutboundFrameEvent) -> list[OutboundFrameEvent]:
         )
         for i, delta in enumerate(run.deltas)
     ]
+
+
+def message_hash(message: ModelMessage) -> str:
+    """sha256 (32 hex) of a message's msgspec JSON: how calls recognise shared messages."""
+    return hashlib.sha256(_ENCODE.encode(message)).hexdigest()[:32]
+
+
+def _fields(message: ModelMessage) -> tuple:
+    """Every field of a message (they alone make its JSON), hashable."""
+    calls = tuple((c.id, c.name, c.arguments) for c in message.tool_calls)
+    return (message.role, message.content, message.tool_call_id, calls)
 
 
 def expand_blobs(events: Iterable[AnyTraceEvent]) -> list[AnyTraceEvent]:

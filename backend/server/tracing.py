@@ -48,6 +48,7 @@ from backend.server.tracing_core import (
     Player,
     ReplayDivergence,
     Scope,
+    TranscriptHasher,
     contained,
     current_scope,
     digest,
@@ -97,6 +98,7 @@ __all__ = [
     "TracingIds",
     "TracingModel",
     "TracingPipeline",
+    "TranscriptHasher",
     "contained",
     "current_scope",
     "digest",
@@ -137,6 +139,7 @@ class Tracer(TraceHooks):
         self._locks: dict[str, anyio.Lock] = {}
         self._state_locks: dict[str, anyio.Lock] = {}
         self._counters: dict[tuple[str, str, str], int] = {}
+        self._transcripts = TranscriptHasher()
         self._emitted: dict[str, int] = {}
 
     @classmethod
@@ -154,6 +157,27 @@ class Tracer(TraceHooks):
         n = self._counters.get(slot, 0)
         self._counters[slot] = n + 1
         return n
+
+    def replay_count(self, scope: Scope, kind: str) -> int:
+        """`count`, kept only in a replay: the ordinals of clock and id values and of sync
+        points are what a `Player` answers by; a recording writes none of them (so it
+        keeps no counter for them)."""
+        return 0 if self.player is None else self.count(scope, kind)
+
+    def unit_done(self, chat_id: str, key: str) -> None:
+        """The unit `key` (and its helper tasks, `key~name`) will number nothing more: a
+        recording drops its counters, so a long-running server keeps none per finished
+        turn, job or extraction run. A replay keeps them (it is short-lived, and a held
+        unit may still pass sync points)."""
+        if self.player is not None:
+            return
+        child = key + "~"
+        for slot in [s for s in self._counters if s[0] == chat_id and _of_unit(s[1], key, child)]:
+            del self._counters[slot]
+
+    def counters(self) -> int:
+        """How many counters are kept (a recording's stay bounded by its running units)."""
+        return len(self._counters)
 
     def emit(self, chat_id: str, event: AnyTraceEvent) -> None:
         """Queue an event (its seq is assigned at flush, in emission order)."""
@@ -303,7 +327,7 @@ class Tracer(TraceHooks):
             lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
         async with lock:
             yield
-            n = self.count(scope, "sync")
+            n = self.replay_count(scope, "sync")
         if player is not None:
             player.passed(scope.key, n)
 
@@ -386,6 +410,10 @@ class DeltaRun:
         self.deltas = deltas
         self.var: Scope | None = None  # the scope variable and task of the last delta
         self.task: object = None
+
+
+def _of_unit(key: str, unit: str, child: str) -> bool:
+    return key == unit or key.startswith(child)
 
 
 def _opens_trace(event: object) -> bool:

@@ -10,6 +10,7 @@ import hashlib
 import logging
 import re
 import threading
+from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -226,6 +227,54 @@ class GraphHasher:
                 whole.update(self._hashes[name].digest())
             self._last = (dict(self._counts), whole.hexdigest()[:32])
             return dict(self._counts), self._last[1]
+
+
+class TranscriptHasher:
+    """`digest(messages)` of each chat's transcript, resumed where the last one left off:
+    records change copy-on-write, so the messages a transcript shares with the one hashed
+    before are the very same objects, and only what follows them is encoded and hashed.
+    The value is exactly `digest(messages)` (the canonical JSON array, hashed in pieces)."""
+
+    KEEP = 4
+    """Prefix states kept per chat: a turn appends messages and may replace its last few."""
+    CHATS = 256
+
+    def __init__(self) -> None:
+        self._chats: OrderedDict[str, tuple[list[object], dict[int, object]]] = OrderedDict()
+
+    def digest(self, chat_id: str, messages: list) -> str:
+        old = self._chats.pop(chat_id, None)
+        start, state, kept = 0, None, {}
+        if old is not None:
+            before, states = old
+            same = 0
+            for a, b in zip(before, messages, strict=False):
+                if a is not b:
+                    break
+                same += 1
+            kept = {k: v for k, v in states.items() if k <= same}
+            if kept:
+                start = max(kept)
+                state = kept[start].copy()  # type: ignore[attr-defined]
+        if state is None:
+            start, state, kept = 0, hashlib.sha256(b"["), {}
+        total = len(messages)
+        keep_from = total - self.KEEP
+        states = {k: v for k, v in kept.items() if k >= keep_from}
+        if start >= keep_from:
+            states[start] = state.copy()
+        encode = CANONICAL.encode
+        for i in range(start, total):
+            if i:
+                state.update(b",")
+            state.update(encode(messages[i]))
+            if i + 1 >= keep_from:
+                states[i + 1] = state.copy()
+        self._chats[chat_id] = (list(messages), states)
+        if len(self._chats) > self.CHATS:
+            self._chats.popitem(last=False)
+        state.update(b"]")
+        return state.hexdigest()[:32]
 
 
 def to_json(value: object) -> str:

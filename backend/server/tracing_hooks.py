@@ -9,6 +9,7 @@ from backend.core.ports import ChatStore
 from backend.server.tracing_core import (
     SCOPE_VAR,
     Scope,
+    TranscriptHasher,
     contained,
     current_scope,
     digest,
@@ -38,8 +39,10 @@ class TraceHooks:
     config: dict[str, str]
     _chats: ChatStore | None
     _counters: dict[tuple[str, str, str], int]
+    _transcripts: TranscriptHasher
 
     def count(self, scope: Scope, kind: str) -> int: ...
+    def unit_done(self, chat_id: str, key: str) -> None: ...
     def emit(self, chat_id: str, event: AnyTraceEvent) -> None: ...
     async def sync(
         self,
@@ -193,6 +196,8 @@ class TraceHooks:
                 detail=notice.tool_call_id or "",
             )
             await self.sync(scope, event)
+            if notice.job_id:  # a delivered job has finished: it numbers nothing more
+                self.unit_done(chat_id, f"job:{notice.job_id}")
 
     @contained
     async def checkpoint(self, chat_id: str, turn: int) -> None:
@@ -207,12 +212,14 @@ class TraceHooks:
             return CheckpointEvent(
                 seq=0,
                 turn=turn,
-                transcript_hash=digest(record.messages),
+                transcript_hash=self._transcripts.digest(chat_id, record.messages),
                 plan_hash=digest(record.plan),
                 graph_hash=graph,
             )
 
         await self.sync(scope, make=make)
+        # The turn's last model call and step are behind it (its ordinals may go).
+        self.unit_done(chat_id, scope.key)
 
     # -- hooks: frames, jobs, extraction ------------------------------------------------
 

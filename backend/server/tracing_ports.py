@@ -97,7 +97,7 @@ class TracingClock:
         scope = current_scope()
         if scope is None:
             return self.inner.now()
-        n = self.tracer.count(scope, "clock")
+        n = self.tracer.replay_count(scope, "clock")
         player = self.tracer.player
         value = None
         if player is not None and not player.live(scope.key):
@@ -120,7 +120,7 @@ class TracingIds:
         scope = current_scope()
         if scope is None:
             return self.inner.new(prefix)
-        n = self.tracer.count(scope, "id")
+        n = self.tracer.replay_count(scope, "id")
         player = self.tracer.player
         value = None
         if player is not None and not player.live(scope.key):
@@ -296,5 +296,8 @@ class TracingPipeline:
         if not self.tracer.enabled:
             return await self.inner.run(chat_id)
         # The unit is named by the run id it draws (a run with nothing to do draws none).
-        with self.tracer.enter(chat_id, "extraction"):
-            return await self.inner.run(chat_id)
+        with self.tracer.enter(chat_id, "extraction") as scope:
+            try:
+                return await self.inner.run(chat_id)
+            finally:
+                self.tracer.unit_done(chat_id, scope.key)

@@ -238,3 +238,22 @@ def test_a_trace_appended_to_after_a_restart_reuses_its_stored_texts():
     assert isinstance(call, ModelCallEvent) and call.reused is None  # no state of old calls
     assert call.refs["messages.0.content"] == text_hash(BIG)  # stored already: not again
     assert text_hash(BIG) not in call.blobs and call.blobs
+
+
+def test_message_hashes_reused_across_calls_equal_fresh_ones():
+    from shared_contracts.model_io import ModelMessage as M
+    from shared_contracts.model_io import ModelToolCall as C
+    from shared_contracts.trace_blobs import message_hash
+
+    # The reuse keys a message by these fields: a new field must join the key.
+    assert M.__struct_fields__ == ("role", "content", "tool_calls", "tool_call_id")
+    assert C.__struct_fields__ == ("id", "name", "arguments")
+    interner = Interner()
+    first = [M(role="user", content="hi"), M(role="tool", content="x", tool_call_id="c1")]
+    second = [
+        M(role="user", content="hi"),  # the same fields, a new object
+        M(role="tool", content="x", tool_call_id="c2"),  # one field differs
+        M(role="assistant", content="", tool_calls=[C(id="c3", name="quiz", arguments="{}")]),
+    ]
+    assert interner._hashes("teacher", first) == [message_hash(m) for m in first]
+    assert interner._hashes("teacher", second) == [message_hash(m) for m in second]

@@ -152,3 +152,54 @@ async def test_a_disabled_tracer_records_nothing_and_wraps_nothing():
         ChatRecord(id="c", title="t", created_at=FixedClock().now(), updated_at=FixedClock().now())
     )
     await tracer.flush("c")
+
+
+async def test_a_recording_keeps_no_counters_for_finished_turns():
+    """Ordinals a recording needs (model calls, steps) live while their turn runs; clock,
+    id and sync-point ordinals are kept only by a replay."""
+    from tests.flows.harness import FlowHarness
+
+    flow = FlowHarness(model=ScriptedModel([text_reply(f"turn {n}") for n in range(30)]))
+    tracer = Tracer(MemoryTraceStore(), flow.chats, MemoryGraphStore())
+    flow.handler.trace = tracer
+    flow.handler.model = tracer.model(flow.handler.model)
+    chat = await flow.new_chat()
+    for n in range(30):
+        assert await flow.say(chat, f"hello {n}") == "stop"
+        assert tracer.counters() == 0
+    await tracer.flush(chat)
+    calls = [e for e in tracer._traces.events[chat] if isinstance(e, ModelCallEvent)]  # type: ignore[union-attr]
+    assert [c.key for c in calls][:2] == ["turn:1/teacher#0", "turn:2/teacher#0"]
+
+
+def test_the_resumed_transcript_hash_equals_the_whole_one():
+    import random
+
+    from backend.server.tracing import TranscriptHasher, digest
+    from shared_contracts.chat import Message, TextPart
+
+    at = FixedClock().now()
+
+    def message(n: int) -> Message:
+        return Message(
+            id=f"m{n}", role="user", turn=n, created_at=at, parts=[TextPart(text=f"t{n}")]
+        )
+
+    rng = random.Random(7)
+    hasher = TranscriptHasher()
+    messages: list[Message] = []
+    for step in range(200):
+        roll = rng.random()
+        if roll < 0.6 or not messages:
+            messages = [*messages, message(step)]  # append (copy-on-write)
+        elif roll < 0.85:
+            i = rng.randrange(max(0, len(messages) - 3), len(messages))
+            messages = [*messages[:i], message(1000 + step), *messages[i + 1 :]]  # replace late
+        elif roll < 0.95:
+            i = rng.randrange(len(messages))
+            messages = [*messages[:i], message(2000 + step), *messages[i + 1 :]]  # replace any
+        else:
+            messages = [message(3000 + step + n) for n in range(len(messages))]  # all new
+        chat = "chat-1" if step % 7 else "chat-2"
+        assert hasher.digest(chat, messages) == digest(messages)
+    assert hasher.digest("chat-3", []) == digest([])
