@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from shared_contracts.model_io import (
 )
 from shared_contracts.tools import JOB_TOOLS
 
+_ENCODER = msgspec.json.Encoder()
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 ARG_FRAGMENT = 48
 """Tool arguments stream in fragments of this many characters, as a provider's would."""
@@ -47,21 +49,23 @@ class OfflineTutor:
         # No tool list at all means "everything" (e.g. a bare test request).
         jobs = JOB_TOOLS & offered if request.tools else JOB_TOOLS
         reply = decide(request.messages, self.lessons, frozenset(jobs))
-        for event in render(reply, _first_call_number(request.messages)):
+        for event in render(reply, call_id_prefix(request.messages)):
             yield event
 
 
-def _first_call_number(messages: list[ModelMessage]) -> int:
-    # Ids count the calls already in the transcript: unique within a chat, and replayable.
-    return 1 + sum(len(m.tool_calls) for m in messages)
+def call_id_prefix(messages: list[ModelMessage]) -> str:
+    """Tool-call ids are named after the request they answer (a hash of its messages):
+    unique within a chat however much of it the request shows, and the same on replay."""
+    digest = hashlib.sha256(_ENCODER.encode(messages)).hexdigest()[:10]
+    return f"offline_{digest}_"
 
 
-def render(reply: Reply, first_call: int) -> list[ModelEvent]:
+def render(reply: Reply, id_prefix: str) -> list[ModelEvent]:
     """The events of one reply, ending with its `ModelDone`."""
     events: list[ModelEvent] = [TextChunk(text=w) for w in _WORDS.findall(reply.text)]
     calls: list[ModelToolCall] = []
     for index, (name, args) in enumerate(reply.calls):
-        call_id = f"offline_{first_call + index}"
+        call_id = f"{id_prefix}{index + 1}"
         raw = msgspec.json.encode(args).decode()
         events.append(ToolCallChunk(index=index, id=call_id, name=name))
         events.extend(
