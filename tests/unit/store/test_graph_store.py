@@ -211,6 +211,21 @@ async def test_short_write_is_an_error_and_is_rolled_back(tmp_path):
     assert await read_all(store) == full_batch(1)
 
 
+async def test_a_read_with_nothing_new_touches_no_file(tmp_path):
+    spy = SpyFileOps()
+    store = JsonlGraphStore(tmp_path, spy)
+    await store.append(full_batch(1))
+    _, cursor = await store.read_since(LedgerCursor())
+    spy.calls.clear()
+    for _ in range(3):
+        again, same = await store.read_since(cursor)
+        assert again.is_empty() and same == cursor
+    assert spy.calls == []
+    await store.append(LedgerBatch(events=[event(9)]))
+    got, _ = await store.read_since(cursor)
+    assert got == LedgerBatch(events=[event(9)])
+
+
 async def test_cursor_past_the_end_is_an_error(tmp_path):
     store = JsonlGraphStore(tmp_path)
     with pytest.raises(StorageError):
