@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import httpx
 import websockets
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 OPENERS = ("teach me fractions", "teach me photosynthesis", "teach me python lists")
 
@@ -165,6 +165,6 @@ async def drive(ws_url: str, chat_id: str, rng: random.Random, stats: LearnerSta
     """Run a learner; returns "closed" when the server went away, else "done"."""
     try:
         await Learner(ws_url, chat_id, rng, stats).run(**kw)
-    except (ConnectionClosed, OSError):
+    except (ConnectionClosed, InvalidHandshake, OSError):  # killed mid-turn or mid-handshake
         return "closed"
     return "done"
