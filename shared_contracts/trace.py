@@ -91,6 +91,11 @@ class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True):
     """Stored form of a call that streamed text only (then `chunks` is empty): chunk i is
     `TimedChunk(t_ms=chunk_ms[i], text=chunk_texts[i])`. Readers see `chunks`."""
     chunk_ms: list[float] = msgspec.field(default_factory=list)
+    cancelled: bool = False
+    """The call was cancelled (the learner's abort, a shutdown) after its `chunks`: its unit
+    consumed exactly those, and the cancellation landed while it waited for the next one
+    (a replay delivers it there). A trace written before this field marks such a call by
+    having neither `response` nor `error`."""
 
 
 class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True):

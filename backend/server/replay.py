@@ -186,6 +186,11 @@ async def run_replay(
                 gate = cassette.gate("learner", ordinal[event.seq])
                 if not await _wait(cassette, gate, stall_s):
                     break
+                cut = cassette.aborts.get(event.seq)
+                # An abort lands where it landed when recorded: once the call it cut has
+                # yielded what it had yielded then.
+                if cut is not None and not await _wait(cassette, cassette.reached(cut), stall_s):
+                    break
                 await _dispatch(services, connection, event.frame)
             await _settle(services, tracer, cassette, new_id, 0 if live else len(recorded), stall_s)
         # What the replay did up to here is compared; held units are released to shut down.

@@ -13,12 +13,19 @@ import anyio
 import msgspec
 
 from backend.core.errors import ModelError
-from backend.server.tracing_core import ReplayDivergence, is_sync, request_hash, turn_of
+from backend.server.tracing_core import (
+    ReplayDivergence,
+    is_sync,
+    request_hash,
+    turn_of,
+    was_cancelled,
+)
 from shared_contracts.model_io import ModelRequest
 from shared_contracts.trace import (
     AnyTraceEvent,
     ClockEvent,
     IdEvent,
+    InboundFrameEvent,
     MarkEvent,
     ModelCallEvent,
 )
@@ -77,6 +84,8 @@ class Cassette:
         self.pending = sorted(pending)
         self._done: set[int] = set()
         self.closed = False
+        self.aborts, self.shutdown_cuts = _cancellations(events, self.fork_seq)
+        self._reached: set[str] = set()
 
     def live(self, key: str) -> bool:
         if self.fork_turn is None:
@@ -130,6 +139,21 @@ class Cassette:
         while not self._clear(key, target) and not self.closed:
             await self.changed.wait()
 
+    async def cut(self, key: str) -> None:
+        """Model call `key` has yielded every chunk it yielded when recorded, and was then
+        cancelled: hold it until that cancellation lands (the replayed abort cancels the
+        turn; a replay that ends first releases it as a divergence no one compares)."""
+        self._reached.add(key)
+        self._notify()
+        while not self.closed:
+            await self.changed.wait()
+        raise ReplayDivergence(f"replay over: model call {key} was cut when recorded")
+
+    async def reached(self, key: str) -> None:
+        """Until model call `key` waits at its recorded cut (see `cut`)."""
+        while key not in self._reached and not self.closed:
+            await self.changed.wait()
+
     def close(self) -> None:
         """The replay is over: release every held unit (what it does next is not compared)."""
         self.closed = True
@@ -178,6 +202,43 @@ def _fork_seq(events: Sequence[AnyTraceEvent], fork_turn: int | None) -> int:
         ):
             return event.seq
     return 1 << 62
+
+
+def _cancellations(
+    events: Sequence[AnyTraceEvent], fork_seq: int
+) -> tuple[dict[int, str], dict[str, int]]:
+    """Where each recorded cancellation came from: `aborts` maps a learner abort frame (by
+    seq) to the model call it cut; `shutdown_cuts` maps a call cut with no abort to cut it
+    (the server stopped mid-turn) to its turn. An abort cut the call of the turn it
+    reached: the first abort frame recorded after the turn began and before the call's
+    end, not already taken by an earlier cut."""
+    aborts: dict[int, str] = {}
+    shutdown: dict[str, int] = {}
+    frames: list[int] = []
+    started: dict[int, int] = {}
+    for event in events:
+        if event.seq >= fork_seq:
+            break
+        if isinstance(event, InboundFrameEvent) and _is_abort(event.frame):
+            frames.append(event.seq)
+        elif isinstance(event, MarkEvent) and event.mark == "turn_started":
+            started[event.turn] = event.seq
+        elif isinstance(event, ModelCallEvent) and was_cancelled(event):
+            begun = started.get(turn_of(event.scope), -1)
+            mine = [s for s in frames if begun < s < event.seq and s not in aborts]
+            if mine and turn_of(event.scope):
+                aborts[mine[0]] = event.key
+            else:
+                shutdown[event.key] = turn_of(event.scope)
+    return aborts, shutdown
+
+
+def _is_abort(frame: str) -> bool:
+    try:
+        data = msgspec.json.decode(frame)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(data, dict) and data.get("type") == "abort"
 
 
 class NoLiveModel:

@@ -65,6 +65,12 @@ def request_hash(request: ModelRequest) -> str:
     return digest(request)
 
 
+def was_cancelled(call: ModelCallEvent) -> bool:
+    """Whether a recorded call was cancelled mid-stream (`cancelled`, or in a trace from
+    before that field: neither a response nor an error)."""
+    return call.cancelled or (call.response is None and not call.error)
+
+
 def contained(hook):
     """A recording hook never breaks the lesson: a failure is logged, never raised."""
 
@@ -185,6 +191,7 @@ class Player(Protocol):
     def id(self, key: str, n: int, prefix: str) -> str | None: ...
     def call(self, key: str, request: ModelRequest) -> ModelCallEvent: ...
     async def gate(self, key: str, n: int) -> None: ...
+    async def cut(self, key: str) -> None: ...
     def passed(self, key: str, n: int) -> None: ...
 
 

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import msgspec
 
 from backend.core.errors import CorruptRecord, ModelError
@@ -15,6 +16,7 @@ from backend.server.tracing_core import (
     Scope,
     current_scope,
     request_hash,
+    was_cancelled,
 )
 from shared_contracts.chat import ChatRecord
 from shared_contracts.model_io import (
@@ -164,6 +166,10 @@ class TracingModel:
             tracer.emit(scope.chat_id, msgspec.structs.replace(recorded, scope=scope.key))
             for event in replay_events(recorded):
                 yield event
+            if was_cancelled(recorded):
+                # Recorded: cancelled while waiting for the next chunk. The replay holds
+                # the call there until the cancellation (the replayed abort) lands.
+                await player.cut(key)
             if recorded.error:
                 raise ModelError(recorded.error)
             return
@@ -206,6 +212,9 @@ class TracingModel:
                         usage=event.usage,
                     )
                 yield event
+        except anyio.get_cancelled_exc_class():
+            call = msgspec.structs.replace(call, cancelled=True)
+            raise
         except Exception as exc:
             call = msgspec.structs.replace(call, error=str(exc)[:2000] or type(exc).__name__)
             raise
