@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -53,6 +54,10 @@ class MemoryChatStore:
     async def create(self, record: ChatRecord) -> None:
         self.records[record.id] = record
         self.writes += 1
+
+    @asynccontextmanager
+    async def pinned(self, chat_id: str):
+        yield  # every record is in memory already
 
     async def get(self, chat_id: str) -> ChatRecord:
         try:

@@ -7,6 +7,7 @@ roots in `backend.server` wire them. Tests inject the same ports.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -60,6 +61,11 @@ class ChatStore(Protocol):
     async def update(
         self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]
     ) -> ChatRecord: ...
+
+    def pinned(self, chat_id: str) -> AbstractAsyncContextManager[None]:
+        """While held, reads of the chat may be served from memory (a running turn reads
+        its chat many times); no I/O of its own."""
+        ...
 
 
 @dataclass(slots=True)

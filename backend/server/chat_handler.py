@@ -244,7 +244,20 @@ class ChatHandler:
         opening: Opening | None = None,
     ) -> TurnFinishReason:
         """`opening` edits the record in the write that opens the turn; `start` runs after
-        it (its own writes, its frames)."""
+        it (its own writes, its frames). The chat stays pinned in the store's cache while
+        the turn runs: it reads its record a dozen times, and decoding it each time cost
+        more than the rest of the turn once chats grew long."""
+        async with self.chats.pinned(chat_id):
+            return await self._run_pinned_turn(chat_id, sink, scope, start, opening)
+
+    async def _run_pinned_turn(
+        self,
+        chat_id: str,
+        sink: FrameSink,
+        scope: anyio.CancelScope,
+        start: Callable[[_Turn], Awaitable[None]],
+        opening: Opening | None,
+    ) -> TurnFinishReason:
         reason: TurnFinishReason = "error"
         turn: _Turn | None = None
         try:

@@ -244,7 +244,9 @@ class TranscriptHasher:
 
     KEEP = 4
     """Prefix states kept per chat: a turn appends messages and may replace its last few."""
-    CHATS = 256
+    CHATS = 8
+    """Chats whose transcripts it holds (a whole transcript each): the few in flight, so
+    memory does not grow with the chats a long-running server has seen, or their length."""
 
     def __init__(self) -> None:
         self._chats: OrderedDict[str, tuple[list[object], dict[int, object]]] = OrderedDict()

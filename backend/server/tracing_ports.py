@@ -266,6 +266,9 @@ class TracingChatStore:
     async def list_summaries(self):
         return await self.inner.list_summaries()
 
+    def pinned(self, chat_id: str):
+        return self.inner.pinned(chat_id)
+
     async def get(self, chat_id: str) -> ChatRecord:
         async with self.tracer.access(chat_id, "read"):
             return await self.inner.get(chat_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
 
@@ -55,6 +56,9 @@ class JsonChatStore:
 
     async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:
         return await self._dir.update(chat_id, mutate, lambda r: r.id)
+
+    def pinned(self, chat_id: str) -> AbstractAsyncContextManager[None]:
+        return self._dir.pinned(chat_id)
 
     async def list_summaries(self) -> list[ChatSummary]:
         """Every chat, newest first (created_at, then id); a corrupt file raises, naming it."""

@@ -3,8 +3,9 @@ written as, so a read of an unchanged record costs a `stat`, not a decode.
 
 A chat record is decoded whole, so a turn that reads its chat ten times paid ten decodes
 of a record that grows with the chat. The cache holds an entry weakly while anyone uses
-the record (a running turn) and strongly for the `keep` most recently used records only:
-an idle chat costs no memory, however many chats a long-running server has seen.
+the record, strongly while the record is pinned (a running turn), and strongly for the
+`keep` most recently used records only: an idle chat costs no memory, however many chats
+a long-running server has seen.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class RecordCache(Generic[T]):
         self.keep = keep
         self._entries: dict[str, _Entry] = {}
         self._recent: OrderedDict[str, T] = OrderedDict()
+        self._pins: dict[str, list] = {}  # id -> [holders, its latest record or None]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -65,7 +67,21 @@ class RecordCache(Generic[T]):
         self._entries.pop(record_id, None)
         self._recent.pop(record_id, None)
 
+    def pin(self, record_id: str) -> None:
+        """Until `unpin`, the record's latest version stays cached (a turn in flight)."""
+        pin = self._pins.setdefault(record_id, [0, None])
+        pin[0] += 1
+
+    def unpin(self, record_id: str) -> None:
+        pin = self._pins[record_id]
+        pin[0] -= 1
+        if pin[0] == 0:
+            del self._pins[record_id]
+
     def _hold(self, record_id: str, record: T) -> None:
+        pin = self._pins.get(record_id)
+        if pin is not None:
+            pin[1] = record
         self._recent[record_id] = record
         self._recent.move_to_end(record_id)
         while len(self._recent) > self.keep:

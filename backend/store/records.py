@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Generic, TypeVar
 
 import anyio
@@ -62,6 +62,17 @@ class RecordDir(Generic[T]):
         """Hold the lock serialising writes of one record (FIFO, so writes keep call
         order); the lock is dropped once no one holds or waits on it."""
         return self._locks.hold(record_id)
+
+    @asynccontextmanager
+    async def pinned(self, record_id: object) -> AsyncIterator[None]:
+        """Keep the record's latest version cached for the block (see `RecordCache`)."""
+        key = str(record_id)
+        self.path(record_id)  # refuse a bad id here too
+        self._cache.pin(key)
+        try:
+            yield
+        finally:
+            self._cache.unpin(key)
 
     async def load(self, record_id: object) -> T:
         """One record; `NotFound` if absent, `CorruptRecord` (naming the file) if undecodable.

@@ -22,6 +22,10 @@ from tests.unit.store.factories import at, chat, job
 READ = "read"
 
 
+def reads_of(spy: SpyFileOps, chat_id: str) -> int:
+    return sum(1 for op, path in spy.calls if op == READ and f"/{chat_id}.json" in str(path))
+
+
 def on_disk(root, chat_id: str) -> ChatRecord:
     return msgspec.json.decode((root / "chats" / f"{chat_id}.json").read_bytes(), type=ChatRecord)
 
@@ -167,3 +171,25 @@ async def test_a_changed_old_message_is_checked_too(tmp_path):
 
     with pytest.raises(StorageError, match="unreadable chat"):
         await store.update("chat-1", break_first)
+
+
+async def test_a_pinned_record_stays_cached_through_its_updates(tmp_path):
+    spy = SpyFileOps()
+    store = JsonChatStore(tmp_path, spy)
+    for i in range(20):
+        await store.create(chat(f"chat-{i}", messages=1))
+    async with store.pinned("chat-0"):
+        await store.get("chat-0")  # evicted since its creation: one read
+        assert reads_of(spy, "chat-0") == 1
+        for i in range(1, 20):  # other chats push it out of the recent few...
+            await store.update(f"chat-{i}", add_message)
+            await store.update("chat-0", add_message)  # ...while its turn writes it
+            await store.get(f"chat-{i}")
+        gc.collect()
+        assert (await store.get("chat-0")).title.count("+") == 19
+        assert reads_of(spy, "chat-0") == 1  # never read again while pinned
+    for i in range(1, 20):
+        await store.get(f"chat-{i}")
+    gc.collect()
+    await store.get("chat-0")  # unpinned and idle: not kept
+    assert reads_of(spy, "chat-0") == 2
