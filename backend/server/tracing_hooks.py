@@ -152,34 +152,14 @@ class TraceHooks:
             ),
         )
         if part.tool_name in ("quiz", "ask_user_question") and part.state == "input-available":
-            self.emit(
-                chat_id,
-                QuizEvent(
-                    seq=0,
-                    scope=scope.key,
-                    turn=turn,
-                    tool_call_id=part.tool_call_id,
-                    phase="issued",
-                    detail=to_json(part.input),
-                ),
-            )
+            self.emit(chat_id, _quiz_event(scope.key, turn, part, "issued", to_json(part.input)))
 
     @contained
     async def quiz_graded(self, chat_id: str, turn: int, part: ToolPart) -> None:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
-        self.emit(
-            chat_id,
-            QuizEvent(
-                seq=0,
-                scope=scope.key,
-                turn=turn,
-                tool_call_id=part.tool_call_id,
-                phase="graded",
-                detail=to_json(part.output),
-            ),
-        )
+        self.emit(chat_id, _quiz_event(scope.key, turn, part, "graded", to_json(part.output)))
 
     @contained
     async def jobs_delivered(self, chat_id: str, turn: int, notices: list[NoticePart]) -> None:
@@ -263,3 +243,15 @@ class TraceHooks:
         turn = turn_of(scope.key)
         event = JobTraceEvent(seq=0, job_id=job_id, phase=phase, turn=turn, detail=detail)  # type: ignore[arg-type]
         await self.sync(scope, event)
+
+
+def _quiz_event(scope: str, turn: int, part: ToolPart, phase: str, detail: str) -> QuizEvent:
+    """A question's trace event: issued (its input) or graded (its output)."""
+    return QuizEvent(
+        seq=0,
+        scope=scope,
+        turn=turn,
+        tool_call_id=part.tool_call_id,
+        phase=phase,  # type: ignore[arg-type]
+        detail=detail,
+    )

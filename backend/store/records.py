@@ -119,12 +119,9 @@ class RecordDir(Generic[T]):
         """Every record, decoded with `decode(data, path)` or the record decoder."""
         return await anyio.to_thread.run_sync(self._load_all_sync, decode)
 
-    def encode(self, record: T) -> bytes:
-        """Encode, and refuse to write what would not read back (a record that poisons disk)."""
-        return self._encode_checked(record)[0]
-
     def _encode_checked(self, record: T) -> tuple[bytes, T]:
-        """(the bytes, the record decoded back from them: exactly what a reader gets)."""
+        """(the bytes, the record decoded back from them: exactly what a reader gets);
+        `StorageError` for a record that would not read back (it would poison the disk)."""
         data = self._encoder.encode(record)
         return data, self._check_bytes(data)
 
