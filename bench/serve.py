@@ -137,6 +137,26 @@ class _ChunkJson(msgspec.Struct):
     choices: list[_Choice] = msgspec.field(default_factory=list)
 
 
+_CHUNK = msgspec.json.Decoder(_ChunkJson)
+
+
+async def raw_sse_texts(client: Any, n: int) -> AsyncIterator[str]:
+    """The text chunks of one `tokens:n` stream from the fake OpenAI server, read with a
+    raw httpx stream and msgspec-parsed SSE lines (B4's floor, and its adapter-alone one)."""
+    messages = [{"role": "user", "content": f"tokens:{n}"}]
+    body = {"model": "fake", "stream": True, "messages": messages}
+    async with client.stream("POST", "/chat/completions", json=body) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: "):
+                continue
+            payload = line[6:]
+            if payload == "[DONE]":
+                break
+            for choice in _CHUNK.decode(payload).choices:
+                if choice.delta is not None and choice.delta.content:
+                    yield choice.delta.content
+
+
 class _TextDelta(msgspec.Struct, tag_field="type", tag="text_delta"):
     message_id: str
     delta: str
@@ -148,30 +168,12 @@ def raw_sse_pusher(base_url: str) -> Any:
     import httpx
 
     client = httpx.AsyncClient(base_url=base_url, timeout=60.0)
-    decoder = msgspec.json.Decoder(_ChunkJson)
     encoder = msgspec.json.Encoder()
 
     async def push(n: int, send: Any) -> None:
-        body = {
-            "model": "fake",
-            "stream": True,
-            "messages": [{"role": "user", "content": f"tokens:{n}"}],
-        }
-        async with client.stream("POST", "/chat/completions", json=body) as response:
-            async for line in response.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                payload = line[6:]
-                if payload == "[DONE]":
-                    break
-                for choice in decoder.decode(payload).choices:
-                    if choice.delta is not None and choice.delta.content:
-                        frame = _TextDelta(
-                            message_id="msg-0123456789ab", delta=choice.delta.content
-                        )
-                        await send(
-                            {"type": "websocket.send", "text": encoder.encode(frame).decode()}
-                        )
+        async for text in raw_sse_texts(client, n):
+            frame = _TextDelta(message_id="msg-0123456789ab", delta=text)
+            await send({"type": "websocket.send", "text": encoder.encode(frame).decode()})
 
     return push
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import msgspec
-
 from bench.context import BenchContext
 from bench.harness import Check, Result, median
 from bench.procs import ServerProc, pin_self, unpin_self
+from bench.serve import raw_sse_texts
 from bench.wsclient import cpu_slope, create_chats, open_chat, open_ws, push, run_async, turn
 
 US = 1e6
@@ -159,18 +158,6 @@ def _litellm_alone(
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-class _Delta(msgspec.Struct):
-    content: str | None = None
-
-
-class _Choice(msgspec.Struct):
-    delta: _Delta | None = None
-
-
-class _Chunk(msgspec.Struct):
-    choices: list[_Choice] = msgspec.field(default_factory=list)
-
-
 async def _alone_rounds(upstream: str, rounds: int, small: int, large: int) -> dict:
     import gc
     import time
@@ -181,23 +168,12 @@ async def _alone_rounds(upstream: str, rounds: int, small: int, large: int) -> d
     from bench.harness import ainterleave
     from shared_contracts.model_io import ModelMessage, ModelRequest
 
-    decoder = msgspec.json.Decoder(_Chunk)
     model = LitellmChatModel("openai/fake", api_base=upstream, api_key="bench", max_attempts=1)
     async with httpx.AsyncClient(base_url=upstream, timeout=60.0) as client:
 
         async def raw(n: int) -> None:
-            texts: list[str] = []
-            body = {
-                "model": "fake",
-                "stream": True,
-                "messages": [{"role": "user", "content": f"tokens:{n}"}],
-            }
-            async with client.stream("POST", "/chat/completions", json=body) as response:
-                async for line in response.aiter_lines():
-                    if line.startswith("data: ") and line[6:] != "[DONE]":
-                        for choice in decoder.decode(line[6:]).choices:
-                            if choice.delta is not None and choice.delta.content:
-                                texts.append(choice.delta.content)
+            texts = [text async for text in raw_sse_texts(client, n)]
+            assert texts
 
         async def adapter(n: int) -> None:
             messages = [ModelMessage(role="user", content=f"tokens:{n}")]
