@@ -99,6 +99,8 @@ async def _writer(socket: WebSocket, connection: Connection) -> None:
     builds, straight to the socket's `send` (two coroutine layers fewer per frame)."""
     try:
         await connection.drain(socket.send)
+    except OSError:
+        pass  # the client went away mid-send (the server's ClientDisconnected): the reader ends
     finally:
         connection.close()
 
