@@ -167,6 +167,10 @@ class CheckpointEvent(TraceEvent, tag="checkpoint", kw_only=True):
     transcript_hash: str
     plan_hash: str
     graph_hash: str
+    cut_after_sync: int = -1
+    """The turn was cancelled (the learner's abort) and it took effect right after the
+    turn unit's sync point #n (0-based): a replay delivers it there. -1: no cancellation
+    landed at a sync point (none came, or it cut a model call: `ModelCallEvent.cancelled`)."""
 
 
 AnyTraceEvent = (

@@ -23,6 +23,7 @@ from backend.server.tracing_core import (
 from shared_contracts.model_io import ModelRequest
 from shared_contracts.trace import (
     AnyTraceEvent,
+    CheckpointEvent,
     ClockEvent,
     IdEvent,
     InboundFrameEvent,
@@ -61,6 +62,8 @@ class Cassette:
         self.calls: dict[str, ModelCallEvent] = {}
         self.sync_seqs: dict[str, list[int]] = defaultdict(list)
         self.first_seq: dict[str, int] = {}
+        self.landings: dict[str, int] = {}
+        """Turn unit → the sync point right after which its recorded abort landed."""
         self.divergences: list[Divergence] = []
         self.failed = anyio.Event()
         self.changed = anyio.Event()
@@ -78,6 +81,8 @@ class Cassette:
                 counts[(event.scope, "id")] += 1
             elif isinstance(event, ModelCallEvent):
                 self.calls[event.key] = event
+            elif isinstance(event, CheckpointEvent) and event.cut_after_sync >= 0:
+                self.landings[event.scope] = event.cut_after_sync
             if is_sync(event) and event.seq < self.fork_seq:
                 self.sync_seqs[event.scope].append(event.seq)
                 pending.append((event.seq, event.scope))
@@ -148,6 +153,14 @@ class Cassette:
         while not self.closed:
             await self.changed.wait()
         raise ReplayDivergence(f"replay over: model call {key} was cut when recorded")
+
+    async def landing(self, key: str, n: int) -> None:
+        """Unit `key` has passed its sync point `n` uncancelled: if its recorded abort took
+        effect right there, hold it until the replayed one lands (or the replay ends)."""
+        if self.landings.get(key) != n:
+            return
+        while not self.closed:
+            await self.changed.wait()
 
     async def reached(self, key: str) -> None:
         """Until model call `key` waits at its recorded cut (see `cut`)."""

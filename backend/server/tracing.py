@@ -31,11 +31,12 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from typing import Any
 
 import anyio
 import msgspec
+from anyio.lowlevel import checkpoint_if_cancelled
 
 from backend.core.ports import ChatModel, ChatStore, Clock, GraphStore, IdGen
 from backend.server.tracing_core import (
@@ -53,6 +54,7 @@ from backend.server.tracing_core import (
     current_scope,
     digest,
     is_sync,
+    is_turn_unit,
     log,
     request_hash,
     running_task,
@@ -141,6 +143,7 @@ class Tracer(TraceHooks):
         self._counters: dict[tuple[str, str, str], int] = {}
         self._transcripts = TranscriptHasher()
         self._emitted: dict[str, int] = {}
+        self._cuts: dict[tuple[str, str], int] = {}
 
     @classmethod
     def recording(cls, stores: Any, settings: Any, **kwargs: Any) -> Tracer:
@@ -169,6 +172,7 @@ class Tracer(TraceHooks):
         recording drops its counters, so a long-running server keeps none per finished
         turn, job or extraction run. A replay keeps them (it is short-lived, and a held
         unit may still pass sync points)."""
+        self._cuts.pop((chat_id, key), None)
         if self.player is not None:
             return
         child = key + "~"
@@ -318,18 +322,47 @@ class Tracer(TraceHooks):
     async def _ordered(self, scope: Scope) -> AsyncIterator[None]:
         """Gate (replay), hold the chat's state lock, and count one sync point. A free lock
         is taken without a scheduling point (`fast_acquire`): a sync point costs no loop
-        pass unless another unit holds the chat's state."""
+        pass unless another unit holds the chat's state.
+
+        A turn's sync point (gate, lock, and the read or write it orders) is shielded: the
+        learner's abort cannot land inside it (half a write done, a gate left early), only
+        at the `_landing` right after it or in a model stream — points a trace names, so a
+        replay lands it at the same one."""
         player = self.player
-        if player is not None:
-            await player.gate(scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0))
-        lock = self._state_locks.get(scope.chat_id)
-        if lock is None:
-            lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
-        async with lock:
-            yield
-            n = self.replay_count(scope, "sync")
-        if player is not None:
-            player.passed(scope.key, n)
+        turn = is_turn_unit(scope.key)
+        guard = anyio.CancelScope(shield=True) if turn else _NO_GUARD
+        with guard:
+            if player is not None:
+                await player.gate(
+                    scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0)
+                )
+            lock = self._state_locks.get(scope.chat_id)
+            if lock is None:
+                lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
+            async with lock:
+                yield
+                n = self.count(scope, "sync") if turn or player is not None else 0
+            if player is not None:
+                player.passed(scope.key, n)
+        if turn:
+            await self._landing(scope, n)
+
+    async def _landing(self, scope: Scope, n: int) -> None:
+        """Where a turn's cancellation takes effect (besides a model stream): right after
+        its sync point `n`. Remembered for its checkpoint (`cut_after_sync`); a replay
+        holds the turn here if its recording was cut here, until the replayed abort lands."""
+        try:
+            await checkpoint_if_cancelled()
+            if self.player is not None:
+                await self.player.landing(scope.key, n)
+        except anyio.get_cancelled_exc_class():
+            self._cuts.setdefault((scope.chat_id, scope.key), n)
+            raise
+
+    def cut_after(self, chat_id: str, key: str) -> int:
+        """The sync point of unit `key` its cancellation landed right after (-1: none);
+        forgotten once asked."""
+        return self._cuts.pop((chat_id, key), -1)
 
     @asynccontextmanager
     async def access(self, chat_id: str | None, what: str) -> AsyncIterator[None]:
@@ -410,6 +443,9 @@ class DeltaRun:
         self.deltas = deltas
         self.var: Scope | None = None  # the scope variable and task of the last delta
         self.task: object = None
+
+
+_NO_GUARD = nullcontext()
 
 
 def _of_unit(key: str, unit: str, child: str) -> bool:

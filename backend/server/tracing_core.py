@@ -113,6 +113,11 @@ class Scope:
 SCOPE_VAR: ContextVar[Scope | None] = ContextVar("harness_trace_scope", default=None)
 
 
+def is_turn_unit(key: str) -> bool:
+    """Whether `key` is a turn's own unit (`turn:3`; not a helper task `turn:3~name`)."""
+    return key.startswith("turn:") and "~" not in key
+
+
 @functools.lru_cache(maxsize=1024)
 def turn_of(key: str) -> int:
     """The turn number of a unit key (`turn:3`, `turn:3~task` → 3), else 0."""
@@ -192,6 +197,7 @@ class Player(Protocol):
     def call(self, key: str, request: ModelRequest) -> ModelCallEvent: ...
     async def gate(self, key: str, n: int) -> None: ...
     async def cut(self, key: str) -> None: ...
+    async def landing(self, key: str, n: int) -> None: ...
     def passed(self, key: str, n: int) -> None: ...
 
 
@@ -244,16 +250,28 @@ class TranscriptHasher:
 
     KEEP = 4
     """Prefix states kept per chat: a turn appends messages and may replace its last few."""
-    CHATS = 8
-    """Chats whose transcripts it holds (a whole transcript each): the few in flight, so
-    memory does not grow with the chats a long-running server has seen, or their length."""
+    KEEP_BYTES = 64 << 20
+    """Transcripts it holds (the very message objects the chat store's cache holds, so
+    they mostly cost nothing extra), most recent first, up to this many encoded bytes in
+    all: every chat mid-lesson is resumed, not hashed again from its first message, and
+    memory does not grow with the chats a long-running server has seen."""
 
     def __init__(self) -> None:
-        self._chats: OrderedDict[str, tuple[list[object], dict[int, object]]] = OrderedDict()
+        # chat id -> (its messages, {prefix length: (hash state, encoded bytes so far)})
+        self._chats: OrderedDict[str, tuple[list[object], dict[int, tuple[object, int]]]] = (
+            OrderedDict()
+        )
+        self._bytes: dict[str, int] = {}
+        self.held_bytes = 0
+
+    def __contains__(self, chat_id: object) -> bool:
+        """Whether the next digest of this chat resumes (its transcript is held)."""
+        return chat_id in self._chats
 
     def digest(self, chat_id: str, messages: list) -> str:
         old = self._chats.pop(chat_id, None)
-        start, state, kept = 0, None, {}
+        self.held_bytes -= self._bytes.pop(chat_id, 0)
+        start, state, size, kept = 0, None, 1, {}
         if old is not None:
             before, states = old
             same = 0
@@ -264,24 +282,31 @@ class TranscriptHasher:
             kept = {k: v for k, v in states.items() if k <= same}
             if kept:
                 start = max(kept)
-                state = kept[start].copy()  # type: ignore[attr-defined]
+                state, size = kept[start]
+                state = state.copy()  # type: ignore[attr-defined]
         if state is None:
-            start, state, kept = 0, hashlib.sha256(b"["), {}
+            start, state, size, kept = 0, hashlib.sha256(b"["), 1, {}
         total = len(messages)
         keep_from = total - self.KEEP
         states = {k: v for k, v in kept.items() if k >= keep_from}
         if start >= keep_from:
-            states[start] = state.copy()
+            states[start] = (state.copy(), size)
         encode = CANONICAL.encode
         for i in range(start, total):
             if i:
                 state.update(b",")
-            state.update(encode(messages[i]))
+                size += 1
+            data = encode(messages[i])
+            state.update(data)
+            size += len(data)
             if i + 1 >= keep_from:
-                states[i + 1] = state.copy()
+                states[i + 1] = (state.copy(), size)
         self._chats[chat_id] = (list(messages), states)
-        if len(self._chats) > self.CHATS:
-            self._chats.popitem(last=False)
+        self._bytes[chat_id] = size
+        self.held_bytes += size
+        while self.held_bytes > self.KEEP_BYTES and self._chats:
+            gone, _ = self._chats.popitem(last=False)
+            self.held_bytes -= self._bytes.pop(gone)
         state.update(b"]")
         return state.hexdigest()[:32]
 

@@ -43,6 +43,7 @@ class TraceHooks:
 
     def count(self, scope: Scope, kind: str) -> int: ...
     def unit_done(self, chat_id: str, key: str) -> None: ...
+    def cut_after(self, chat_id: str, key: str) -> int: ...
     def emit(self, chat_id: str, event: AnyTraceEvent) -> None: ...
     async def sync(
         self,
@@ -181,10 +182,13 @@ class TraceHooks:
 
     @contained
     async def checkpoint(self, chat_id: str, turn: int) -> None:
-        """At a turn's end: hashes of the transcript, the plan tree and the graph."""
+        """At a turn's end: hashes of the transcript, the plan tree and the graph, and the
+        sync point after which the learner's abort cut the turn (if it landed at one)."""
         scope = current_scope()
         if not self.enabled or scope is None:
             return
+
+        cut = self.cut_after(chat_id, scope.key)
 
         async def make() -> CheckpointEvent:
             record = await self._chats.get(chat_id)  # type: ignore[union-attr]
@@ -195,6 +199,7 @@ class TraceHooks:
                 transcript_hash=self._transcripts.digest(chat_id, record.messages),
                 plan_hash=digest(record.plan),
                 graph_hash=graph,
+                cut_after_sync=cut,
             )
 
         await self.sync(scope, make=make)

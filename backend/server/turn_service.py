@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import anyio
 import msgspec
 
 from backend.core.errors import HarnessError, StorageError
@@ -58,7 +59,8 @@ async def build_teacher_context(seams: TurnSeams, chat_id: str) -> str:
         seams.contexts.move_to_end(chat_id)
         return cached
     try:
-        block = await seams.graph_context()
+        with anyio.CancelScope(shield=True):  # an abort lands after it (see `tracing`)
+            block = await seams.graph_context()
     except Exception as exc:
         log.warning("[chat %s] build_teacher_context failed: %s", chat_id, exc)
         return ""
@@ -92,7 +94,8 @@ async def spawn_turn_jobs(seams: TurnSeams, chat_id: str, message: Message) -> N
         try:
             if seams.jobs is None:
                 raise HarnessError("background jobs are not configured on this server")
-            await seams.jobs.spawn(chat_id, part)
+            with anyio.CancelScope(shield=True):  # an abort lands after it, not halfway
+                await seams.jobs.spawn(chat_id, part)
         except Exception as exc:
             log.warning(
                 "[chat %s] spawn_turn_jobs failed for %s: %s", chat_id, part.tool_call_id, exc
