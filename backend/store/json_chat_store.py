@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 
 from backend.core.errors import CorruptRecord
+from backend.store.chat_encoding import ChatEncoder
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.records import RecordDir
 from shared_contracts.chat import ChatRecord, ChatSummary
@@ -28,6 +29,11 @@ class _SummaryFields(msgspec.Struct, kw_only=True):
     messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
 
 
+CHAT_CACHE_BYTES = 64 << 20
+"""Recently used chats kept decoded, in file bytes (decoded, about 2.3 times that): enough
+for every chat of a few hundred learners mid-lesson, so a turn decodes nothing."""
+
+
 def new_messages_only(old: ChatRecord, new: ChatRecord) -> ChatRecord:
     """`new` without the messages it shares with `old` (the very objects: records are
     changed copy-on-write, so an unchanged message is the one `old` already holds)."""
@@ -38,13 +44,17 @@ def new_messages_only(old: ChatRecord, new: ChatRecord) -> ChatRecord:
 class JsonChatStore:
     """One JSON file per chat; `create` refuses a taken id; `update` never loses a write."""
 
-    def __init__(self, root: Path, fs: FileOps | None = None) -> None:
+    def __init__(
+        self, root: Path, fs: FileOps | None = None, *, cache_bytes: int = CHAT_CACHE_BYTES
+    ) -> None:
         self._dir = RecordDir(
             os.path.join(root, "chats"),
             "chat",
             ChatRecord,
             fs or OsFileOps(),
             unverified=new_messages_only,
+            encode=ChatEncoder().encode,
+            cache_bytes=cache_bytes,
         )
         self._summary = msgspec.json.Decoder(_SummaryFields)
 

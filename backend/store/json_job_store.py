@@ -9,12 +9,19 @@ from backend.store.fileops import FileOps, OsFileOps
 from backend.store.records import RecordDir
 from shared_contracts.jobs import Job
 
+JOB_CACHE_BYTES = 1 << 20
+"""Recently used job records kept decoded (a job record is a few KB)."""
+
 
 class JsonJobStore:
     """One JSON file per job; saves of one job keep their call order."""
 
-    def __init__(self, root: Path, fs: FileOps | None = None) -> None:
-        self._dir = RecordDir(os.path.join(root, "jobs"), "job", Job, fs or OsFileOps())
+    def __init__(
+        self, root: Path, fs: FileOps | None = None, *, cache_bytes: int = JOB_CACHE_BYTES
+    ) -> None:
+        self._dir = RecordDir(
+            os.path.join(root, "jobs"), "job", Job, fs or OsFileOps(), cache_bytes=cache_bytes
+        )
 
     async def save(self, job: Job) -> None:
         await self._dir.save(job.id, job)

@@ -4,8 +4,11 @@ written as, so a read of an unchanged record costs a `stat`, not a decode.
 A chat record is decoded whole, so a turn that reads its chat ten times paid ten decodes
 of a record that grows with the chat. The cache holds an entry weakly while anyone uses
 the record, strongly while the record is pinned (a running turn), and strongly for the
-`keep` most recently used records only: an idle chat costs no memory, however many chats
-a long-running server has seen.
+most recently used records up to `keep_bytes` of their files in total. The budget is in
+bytes, not records: a server whose learners are all mid-lesson keeps every active chat
+decoded (a count of 8 re-decoded each long chat on every turn once more than 8 learners
+were active, and that churn, not the data, was what made memory grow), while a server
+that has seen many chats keeps no more than the budget, however long or many they are.
 """
 
 from __future__ import annotations
@@ -34,23 +37,33 @@ class _Entry(NamedTuple):
 class RecordCache(Generic[T]):
     """`get(id, identity)` → the record cached for exactly that file, else None."""
 
-    def __init__(self, keep: int = 8) -> None:
-        self.keep = keep
+    def __init__(self, keep_bytes: int) -> None:
+        self.keep_bytes = keep_bytes
         self._entries: dict[str, _Entry] = {}
-        self._recent: OrderedDict[str, T] = OrderedDict()
+        self._recent: OrderedDict[str, tuple[int, T]] = OrderedDict()  # id -> (size, record)
+        self._recent_bytes = 0
         self._pins: dict[str, list] = {}  # id -> [holders, its latest record or None]
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def held_bytes(self) -> int:
+        """File bytes of the records held strongly for recency (pins aside)."""
+        return self._recent_bytes
+
     def get(self, record_id: str, identity: FileIdentity) -> T | None:
         entry = self._entries.get(record_id)
         if entry is None or entry.identity != identity:
             return None
-        record = entry.ref() if entry.ref is not None else self._recent.get(record_id)
+        if entry.ref is not None:
+            record = entry.ref()
+        else:
+            held = self._recent.get(record_id)
+            record = held[1] if held is not None else None
         if record is None:
             return None
-        self._hold(record_id, record)
+        self._hold(record_id, identity.size, record)
         return record
 
     def put(self, record_id: str, identity: FileIdentity, record: T) -> None:
@@ -59,13 +72,13 @@ class RecordCache(Generic[T]):
         except TypeError:  # a Struct without `weakref=True`
             ref = None
         self._entries[record_id] = _Entry(identity, ref)
-        self._hold(record_id, record)
+        self._hold(record_id, identity.size, record)
 
     def discard(self, record_id: str) -> None:
         """Forget a record whose file may have changed in a way we cannot name (a failed
         write): the next read goes to the file."""
         self._entries.pop(record_id, None)
-        self._recent.pop(record_id, None)
+        self._let_go(record_id)
 
     def pin(self, record_id: str) -> None:
         """Until `unpin`, the record's latest version stays cached (a turn in flight)."""
@@ -78,17 +91,24 @@ class RecordCache(Generic[T]):
         if pin[0] == 0:
             del self._pins[record_id]
 
-    def _hold(self, record_id: str, record: T) -> None:
+    def _hold(self, record_id: str, size: int, record: T) -> None:
         pin = self._pins.get(record_id)
         if pin is not None:
             pin[1] = record
-        self._recent[record_id] = record
-        self._recent.move_to_end(record_id)
-        while len(self._recent) > self.keep:
-            old, _ = self._recent.popitem(last=False)
+        self._let_go(record_id)
+        self._recent[record_id] = (size, record)
+        self._recent_bytes += size
+        while self._recent_bytes > self.keep_bytes:
+            old, (old_size, _) = self._recent.popitem(last=False)
+            self._recent_bytes -= old_size
             entry = self._entries.get(old)
             if entry is not None and entry.ref is None:
                 del self._entries[old]
+
+    def _let_go(self, record_id: str) -> None:
+        held = self._recent.pop(record_id, None)
+        if held is not None:
+            self._recent_bytes -= held[0]
 
     def _dropper(self, record_id: str):
         """Callback: once a record is unreachable, drop its entry (unless since replaced)."""

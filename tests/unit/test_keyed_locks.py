@@ -69,7 +69,7 @@ class Item(msgspec.Struct, frozen=True, kw_only=True):
 
 
 async def test_record_and_trace_stores_keep_no_lock_per_id_once_idle(tmp_path) -> None:
-    records = RecordDir(str(tmp_path / "items"), "item", Item, OsFileOps())
+    records = RecordDir(str(tmp_path / "items"), "item", Item, OsFileOps(), cache_bytes=1 << 20)
     for i in range(20):
         await records.save(f"i{i}", Item(id=f"i{i}"))
         await records.update(f"i{i}", lambda it: msgspec.structs.replace(it, n=1), lambda it: it.id)

@@ -88,42 +88,71 @@ async def test_a_failed_write_leaves_no_stale_record_behind(tmp_path, op):
         assert now == before
 
 
-async def test_an_idle_record_is_not_kept_beyond_the_recent_few(tmp_path):
+def file_size(root, kind: str, record_id: str) -> int:
+    return (root / kind / f"{record_id}.json").stat().st_size
+
+
+async def test_an_idle_record_is_not_kept_beyond_the_byte_budget(tmp_path):
     spy = SpyFileOps()
-    store = JsonChatStore(tmp_path, spy)
+    probe = JsonChatStore(tmp_path / "probe")
+    await probe.create(chat("chat-00", messages=1))
+    one = file_size(tmp_path / "probe", "chats", "chat-00")
+    store = JsonChatStore(tmp_path, spy, cache_bytes=10 * one)  # room for ten such chats
     for i in range(20):
-        await store.create(chat(f"chat-{i}", messages=1))
-    held = await store.get("chat-0")  # evicted long ago: read; a turn now holds it
+        await store.create(chat(f"chat-{i:02d}", messages=1))
+    held = await store.get("chat-00")  # evicted long ago: read; a turn now holds it
     assert reads(spy) == 1
     for i in range(10, 20):
-        await store.get(f"chat-{i}")  # pushes chat-0 out of the recent few
+        await store.get(f"chat-{i:02d}")  # pushes chat-00 out of the budget
     gc.collect()
     before = reads(spy)
-    assert await store.get("chat-0") is held  # held by someone: still cached
-    assert (await store.get("chat-19")).id == "chat-19"  # among the recent few
+    assert await store.get("chat-00") is held  # held by someone: still cached
+    assert (await store.get("chat-19")).id == "chat-19"  # within the budget
+    assert (await store.get("chat-11")).id == "chat-11"
     assert reads(spy) == before
-    await store.get("chat-5")  # neither held nor recent: not kept
+    await store.get("chat-05")  # neither held nor within the budget: not kept
     assert reads(spy) == before + 1
 
 
 async def test_records_without_weak_references_are_cached_by_recency_only(tmp_path):
     spy = SpyFileOps()
-    store = JsonJobStore(tmp_path, spy)
-    await store.save(job("job-1"))
-    assert (await store.get("job-1")).id == "job-1"
+    probe = JsonJobStore(tmp_path / "probe")
+    await probe.save(job("job-00"))
+    store = JsonJobStore(
+        tmp_path, spy, cache_bytes=5 * file_size(tmp_path / "probe", "jobs", "job-00")
+    )
+    await store.save(job("job-01"))
+    assert (await store.get("job-01")).id == "job-01"
     assert reads(spy) == 0
     for i in range(2, 20):
-        await store.save(job(f"job-{i}"))
-    await store.get("job-1")  # long evicted: read from disk
+        await store.save(job(f"job-{i:02d}"))
+    await store.get("job-19")  # within the budget
+    assert reads(spy) == 0
+    await store.get("job-01")  # long evicted: read from disk
     assert reads(spy) == 1
 
 
+class Box:
+    """A record stand-in that takes weak references."""
+
+
+def test_the_budget_counts_file_bytes_and_keeps_the_most_recent():
+    cache: RecordCache[object] = RecordCache(keep_bytes=100)
+    boxes = {name: Box() for name in "abcd"}
+    for n, name in enumerate("abc"):
+        cache.put(name, FileIdentity(n, 40, 1, 1), boxes[name])
+    assert cache.held_bytes == 80  # "a" went when "c" came (120 > 100)
+    cache.put("b", FileIdentity(9, 60, 2, 2), boxes["b"])  # rewritten bigger: counted once
+    assert cache.held_bytes == 100
+    cache.put("d", FileIdentity(7, 500, 1, 1), boxes["d"])  # bigger than the whole budget
+    assert cache.held_bytes == 0
+    assert cache.get("d", FileIdentity(7, 500, 1, 1)) is boxes["d"]  # still held weakly
+    cache.discard("d")
+    assert cache.held_bytes == 0 and cache.get("d", FileIdentity(7, 500, 1, 1)) is None
+
+
 def test_the_cache_matches_only_the_exact_file_identity():
-    cache: RecordCache[object] = RecordCache(keep=2)
-
-    class Box:
-        pass
-
+    cache: RecordCache[object] = RecordCache(keep_bytes=1000)
     a = Box()
     ident = FileIdentity(1, 10, 100, 100)
     cache.put("x", ident, a)
@@ -175,7 +204,7 @@ async def test_a_changed_old_message_is_checked_too(tmp_path):
 
 async def test_a_pinned_record_stays_cached_through_its_updates(tmp_path):
     spy = SpyFileOps()
-    store = JsonChatStore(tmp_path, spy)
+    store = JsonChatStore(tmp_path, spy, cache_bytes=2_000)  # a few small chats
     for i in range(20):
         await store.create(chat(f"chat-{i}", messages=1))
     async with store.pinned("chat-0"):

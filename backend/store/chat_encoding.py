@@ -1,0 +1,66 @@
+"""Chat records encoded message by message, re-encoding only the messages that changed.
+
+A turn writes its chat four or five times, and each write encoded the whole record: once
+chats grew to hundreds of turns that was a tenth of the server's time. Records change
+copy-on-write, so a message a new record shares with the record last encoded for that
+chat is the very same object, and its bytes are the ones encoded then. The bytes are kept
+only while that record is alive (the store's cache holds it), so they cost at most what
+the cache holds, and a chat nobody uses keeps nothing.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import msgspec
+
+from shared_contracts.chat import ChatRecord
+
+
+class ChatEncoder:
+    """`encode(chat_id, record)` → exactly `msgspec.json.encode(record)`."""
+
+    def __init__(self) -> None:
+        self._encoder = msgspec.json.Encoder()
+        # chat id -> (the record last encoded, its messages' bytes in order)
+        self._last: dict[str, tuple[weakref.ref, list[msgspec.Raw]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._last)
+
+    def encode(self, chat_id: str, record: ChatRecord) -> bytes:
+        encode = self._encoder.encode
+        old_messages, old_chunks = self._previous(chat_id)
+        shared = len(old_messages)
+        chunks = []
+        for i, message in enumerate(record.messages):
+            if i < shared and old_messages[i] is message:
+                chunks.append(old_chunks[i])
+            else:
+                chunks.append(msgspec.Raw(encode(message)))
+        # A Raw is written as it is; Structs do not check their fields' types on replace.
+        data = encode(msgspec.structs.replace(record, messages=chunks))
+        self._last[chat_id] = (weakref.ref(record, self._dropper(chat_id)), chunks)
+        return data
+
+    def _previous(self, chat_id: str) -> tuple[list, list[msgspec.Raw]]:
+        last = self._last.get(chat_id)
+        if last is None:
+            return [], []
+        record = last[0]()
+        if record is None:  # its messages may be gone and their ids reused: compare nothing
+            return [], []
+        return record.messages, last[1]
+
+    def _dropper(self, chat_id: str):
+        """Callback: once the record is unreachable, drop its bytes (unless since replaced)."""
+        owner = weakref.ref(self)
+
+        def drop(ref: weakref.ref) -> None:
+            encoder = owner()
+            if encoder is not None:
+                last = encoder._last.get(chat_id)
+                if last is not None and last[0] is ref:
+                    del encoder._last[chat_id]
+
+        return drop
