@@ -4,8 +4,9 @@ A turn writes its chat four or five times, and each write encoded the whole reco
 chats grew to hundreds of turns that was a tenth of the server's time. Records change
 copy-on-write, so a message a new record shares with the record last encoded for that
 chat is the very same object, and its bytes are the ones encoded then. The bytes are kept
-only while that record is alive (the store's cache holds it), so they cost at most what
-the cache holds, and a chat nobody uses keeps nothing.
+only for a chat that is `open` (a turn is running: the first write of a turn encodes the
+whole record once) and only while the record they were encoded for is alive, so a chat
+between turns keeps nothing.
 """
 
 from __future__ import annotations
@@ -24,9 +25,21 @@ class ChatEncoder:
         self._encoder = msgspec.json.Encoder()
         # chat id -> (the record last encoded, its messages' bytes in order)
         self._last: dict[str, tuple[weakref.ref, list[msgspec.Raw]]] = {}
+        self._open: dict[str, int] = {}  # chat id -> holders
 
     def __len__(self) -> int:
         return len(self._last)
+
+    def open(self, chat_id: str) -> None:
+        """Keep this chat's bytes between encodes until the matching `close`."""
+        self._open[chat_id] = self._open.get(chat_id, 0) + 1
+
+    def close(self, chat_id: str) -> None:
+        left = self._open.pop(chat_id) - 1
+        if left:
+            self._open[chat_id] = left
+        else:
+            self._last.pop(chat_id, None)
 
     def encode(self, chat_id: str, record: ChatRecord) -> bytes:
         encode = self._encoder.encode
@@ -40,7 +53,8 @@ class ChatEncoder:
                 chunks.append(msgspec.Raw(encode(message)))
         # A Raw is written as it is; Structs do not check their fields' types on replace.
         data = encode(msgspec.structs.replace(record, messages=chunks))
-        self._last[chat_id] = (weakref.ref(record, self._dropper(chat_id)), chunks)
+        if chat_id in self._open:
+            self._last[chat_id] = (weakref.ref(record, self._dropper(chat_id)), chunks)
         return data
 
     def _previous(self, chat_id: str) -> tuple[list, list[msgspec.Raw]]:

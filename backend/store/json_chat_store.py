@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -47,13 +47,14 @@ class JsonChatStore:
     def __init__(
         self, root: Path, fs: FileOps | None = None, *, cache_bytes: int = CHAT_CACHE_BYTES
     ) -> None:
+        self._encoder = ChatEncoder()
         self._dir = RecordDir(
             os.path.join(root, "chats"),
             "chat",
             ChatRecord,
             fs or OsFileOps(),
             unverified=new_messages_only,
-            encode=ChatEncoder().encode,
+            encode=self._encoder.encode,
             cache_bytes=cache_bytes,
         )
         self._summary = msgspec.json.Decoder(_SummaryFields)
@@ -67,8 +68,16 @@ class JsonChatStore:
     async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:
         return await self._dir.update(chat_id, mutate, lambda r: r.id)
 
-    def pinned(self, chat_id: str) -> AbstractAsyncContextManager[None]:
-        return self._dir.pinned(chat_id)
+    @asynccontextmanager
+    async def pinned(self, chat_id: str) -> AsyncIterator[None]:
+        """For a running turn: its record stays cached and its writes re-encode only the
+        messages they change."""
+        async with self._dir.pinned(chat_id):
+            self._encoder.open(chat_id)
+            try:
+                yield
+            finally:
+                self._encoder.close(chat_id)
 
     async def list_summaries(self) -> list[ChatSummary]:
         """Every chat, newest first (created_at, then id); a corrupt file raises, naming it."""

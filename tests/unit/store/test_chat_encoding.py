@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.store.chat_encoding import ChatEncoder
+from backend.store.json_chat_store import JsonChatStore
 from shared_contracts.chat import ChatRecord, Message, TextPart, ToolPart
 from tests.unit.store.factories import at, chat
 
@@ -45,6 +46,7 @@ def apply(record: ChatRecord, step: str, n: int) -> ChatRecord:
 @given(steps)
 def test_every_encoding_equals_the_plain_encoding(history):
     encoder = ChatEncoder()
+    encoder.open("chat-1")
     record = chat(messages=3)
     assert encoder.encode("chat-1", record) == msgspec.json.encode(record)
     for step, n in history:
@@ -71,6 +73,7 @@ class CountingEncoder(ChatEncoder):
 
 def test_only_changed_messages_are_encoded_again():
     encoder = CountingEncoder()
+    encoder.open("chat-1")
     history = [chat(messages=100)]  # each version stays held, as the store's cache holds it
     encoder.encode("chat-1", history[-1])
     assert encoder.encoded == 100
@@ -90,13 +93,32 @@ def test_only_changed_messages_are_encoded_again():
     assert encoder.encoded == 205 + 103
 
 
-def test_nothing_is_kept_for_a_record_nobody_holds():
+def test_nothing_is_kept_for_a_closed_chat_or_a_record_nobody_holds():
     encoder = ChatEncoder()
+    encoder.open("chat-1")
     record = chat(messages=10)
     encoder.encode("chat-1", record)
-    encoder.encode("chat-2", chat("chat-2", messages=1))  # a temporary: gone at once
-    gc.collect()
+    encoder.encode("chat-2", chat("chat-2", messages=1))  # not open: nothing kept
     assert len(encoder) == 1
     del record
     gc.collect()
     assert len(encoder) == 0
+    record = chat(messages=10)
+    encoder.encode("chat-1", record)
+    encoder.open("chat-1")  # a second holder
+    encoder.close("chat-1")
+    assert len(encoder) == 1
+    encoder.close("chat-1")  # the last one
+    assert len(encoder) == 0
+
+
+async def test_a_store_keeps_a_chats_bytes_only_while_a_turn_holds_it(tmp_path):
+    store = JsonChatStore(tmp_path)
+    await store.create(chat(messages=3))
+    async with store.pinned("chat-1"):
+        for n in range(3):
+            await store.update("chat-1", lambda r, n=n: apply(r, "append", 10 + n))
+        assert len(store._encoder) == 1
+    assert len(store._encoder) == 0
+    on_disk = (tmp_path / "chats" / "chat-1.json").read_bytes()
+    assert on_disk == msgspec.json.encode(await store.get("chat-1"))
