@@ -12,7 +12,10 @@ on a temp data dir against a chat's trace:
   frames — waits until everything recorded before it in other units has happened: a job's
   result is written (and so delivered) exactly where it was in the recording. A unit
   reaching a sync point its recording never reached (the session was stopped there) is
-  held: the replay compares what happened up to where the recording ends.
+  held: the replay compares what happened up to where the recording ends. A recording
+  that ends inside a turn (the server was shut down mid-turn) replays up to there: the
+  call it was streaming gives what the learner saw of it, and that turn is held where the
+  recording stops (`ReplayResult.ends_inside_turn`; the CLI says so and exits 0).
 The replay's own trace is then compared, unit by unit, with the recording: the first
 difference (in recorded order) is reported with both versions and a unified diff. Both
 traces are compared expanded (`read_expanded`): interned text is restored, so a trace
@@ -204,7 +207,8 @@ async def run_replay(
         result.events = read_expanded(await stores.traces.read(new_id), new_id)
         result.fork_id = new_id
         return result
-    compare(recorded, replayed, runtime, result)
+    result.ends_inside_turn = cassette.ends_inside_turn
+    compare(recorded, replayed, runtime, result, unrecorded=cassette.unrecorded)
     return result
 
 
@@ -261,7 +265,8 @@ async def _settle(
                 or bool(services.jobs and services.jobs.active_ids())
                 or services.extraction._flight.in_flight(chat_id)
             )
-        done = done and not cassette.remaining()
+        # A recording that ends inside a turn: that turn is held where it ends.
+        done = (done or cassette.at_end()) and not cassette.remaining()
         if count != last:
             last, quiet, idle_for = count, 0, 0.0
         elif done:
@@ -349,6 +354,11 @@ def cli(
             f"replay {chat_id}: identical ({result.compared} events, {result.frames} frames,"
             f" {result.checkpoints} checkpoints)"
         )
+        if result.ends_inside_turn:
+            print(
+                f"recording ends inside turn {result.ends_inside_turn} (the server stopped"
+                " mid-turn): replayed up to there"
+            )
         return 0
     print(result.divergence.render())  # type: ignore[union-attr]
     return 1

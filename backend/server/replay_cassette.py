@@ -29,6 +29,8 @@ from shared_contracts.trace import (
     InboundFrameEvent,
     MarkEvent,
     ModelCallEvent,
+    OutboundFrameEvent,
+    TimedChunk,
 )
 
 PRETTY = msgspec.json.Encoder(order="sorted")
@@ -91,6 +93,13 @@ class Cassette:
         self.closed = False
         self.aborts, self.shutdown_cuts = _cancellations(events, self.fork_seq)
         self._reached: set[str] = set()
+        self.ends_inside_turn = _open_turn(events, self.fork_seq)
+        """The turn the recording ends inside (the server stopped mid-turn), else 0."""
+        self._tail = _in_flight_text(events, self.ends_inside_turn)
+        self.unrecorded: dict[str, ModelCallEvent] = {}
+        """Calls the recording ends inside, never written: what the replay gives them."""
+        self.held: set[str] = set()
+        """Units held where their recording ends (a sync point or a call it never got past)."""
 
     def live(self, key: str) -> bool:
         if self.fork_turn is None:
@@ -116,11 +125,11 @@ class Cassette:
         return event.value
 
     def call(self, key: str, request: ModelRequest) -> ModelCallEvent:
-        recorded = self.calls.get(key)
+        recorded = self.calls.get(key) or self._in_flight(key, request)
         if recorded is None:
             self._diverge(self._seq_near(key), f"model call {key}", "(none)", request_text(request))
             raise ReplayDivergence(f"replay: no recorded model call {key}")
-        if recorded.request_hash != request_hash(request):
+        if key not in self.unrecorded and recorded.request_hash != request_hash(request):
             self._diverge(
                 recorded.seq,
                 f"model call {key}: the request differs",
@@ -137,6 +146,8 @@ class Cassette:
         shutdown), until `close`."""
         seqs = self.sync_seqs.get(key, [])
         if n >= len(seqs):
+            if self.fork_turn is None:
+                self._hold(key)
             while self.fork_turn is None and not self.closed:
                 await self.changed.wait()
             return
@@ -149,6 +160,8 @@ class Cassette:
         cancelled: hold it until that cancellation lands (the replayed abort cancels the
         turn; a replay that ends first releases it as a divergence no one compares)."""
         self._reached.add(key)
+        if key in self.shutdown_cuts:
+            self._hold(key.split("/")[0])  # no abort will come: the server stopped here
         self._notify()
         while not self.closed:
             await self.changed.wait()
@@ -166,6 +179,42 @@ class Cassette:
         """Until model call `key` waits at its recorded cut (see `cut`)."""
         while key not in self._reached and not self.closed:
             await self.changed.wait()
+
+    def at_end(self) -> bool:
+        """Whether the recording ends inside a turn and the replayed turn is held where it
+        ends (it will emit nothing more that the recording holds)."""
+        return bool(self.ends_inside_turn) and f"turn:{self.ends_inside_turn}" in self.held
+
+    def _hold(self, unit: str) -> None:
+        self.held.add(unit)
+        self._notify()
+
+    def _in_flight(self, key: str, request: ModelRequest) -> ModelCallEvent | None:
+        """The call the recording ends inside — its unit's next call in the turn the server
+        stopped in, never written — as far as the learner saw it: the text it streamed
+        (the turn's `text_delta` frames after its last recorded call), then cut there."""
+        unit, _, rest = key.partition("/")
+        role, _, n = rest.rpartition("#")
+        if not self.ends_inside_turn or unit != f"turn:{self.ends_inside_turn}":
+            return None
+        done = sum(1 for k in self.calls if k.startswith(f"{unit}/{role}#"))
+        if n != str(done) or self._tail is None:
+            return None
+        seq, texts = self._tail
+        call = ModelCallEvent(
+            seq=seq,
+            scope=unit,
+            key=key,
+            model="(not recorded)",
+            request=request,
+            request_hash=request_hash(request),
+            chunks=[TimedChunk(t_ms=0.0, text=text) for text in texts],
+            cancelled=True,
+        )
+        self.unrecorded[key] = call
+        self.shutdown_cuts[key] = self.ends_inside_turn
+        self._tail = None  # one call is in flight when a turn stops
+        return call
 
     def close(self) -> None:
         """The replay is over: release every held unit (what it does next is not compared)."""
@@ -244,6 +293,39 @@ def _cancellations(
             else:
                 shutdown[event.key] = turn_of(event.scope)
     return aborts, shutdown
+
+
+def _open_turn(events: Sequence[AnyTraceEvent], fork_seq: int) -> int:
+    """The last turn begun and never checkpointed (the recording ends inside it), else 0."""
+    last, checkpointed = 0, set()
+    for event in events:
+        if event.seq >= fork_seq:
+            break
+        if isinstance(event, MarkEvent) and event.mark == "turn_started":
+            last = event.turn
+        elif isinstance(event, CheckpointEvent):
+            checkpointed.add(event.turn)
+    return last if last and last not in checkpointed else 0
+
+
+def _in_flight_text(events: Sequence[AnyTraceEvent], turn: int) -> tuple[int, list[str]] | None:
+    """(a seq for it, the streamed texts) of the call turn `turn` was in when the recording
+    ended: the unit's `text_delta` frames after its last recorded call."""
+    if not turn:
+        return None
+    unit = f"turn:{turn}"
+    texts: list[str] = []
+    seq = 0
+    for event in events:
+        if event.scope != unit:
+            continue
+        seq = event.seq
+        if isinstance(event, ModelCallEvent):
+            texts = []
+        elif isinstance(event, OutboundFrameEvent) and '"text_delta"' in event.frame:
+            frame = msgspec.json.decode(event.frame)
+            texts.append(frame.get("delta", "") if isinstance(frame, dict) else "")
+    return seq, texts
 
 
 def _is_abort(frame: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -37,6 +37,8 @@ class ReplayResult:
     checkpoints: int = 0
     divergence: Divergence | None = None
     fork_id: str = ""
+    ends_inside_turn: int = 0
+    """The turn the recording ends inside (the server stopped mid-turn), else 0."""
     events: list[AnyTraceEvent] = field(default_factory=list)
 
     @property
@@ -73,8 +75,12 @@ def compare(
     replayed: Sequence[AnyTraceEvent],
     runtime: Sequence[Divergence],
     result: ReplayResult,
+    *,
+    unrecorded: Collection[str] = (),
 ) -> None:
-    """Fill `result` with counts and the first divergence (in recorded order)."""
+    """Fill `result` with counts and the first divergence (in recorded order). Model calls
+    keyed in `unrecorded` were in flight when the recording ended (never written): the
+    replay's event for one is not a divergence."""
     ours = _slots(replayed)
     theirs = _slots(recorded)
     found: list[Divergence] = list(runtime)
@@ -90,6 +96,8 @@ def compare(
     for event in recorded:
         last_seq[event.scope] = event.seq
     for slot, event in ours.items():
+        if isinstance(event, ModelCallEvent) and event.key in unrecorded:
+            continue
         if slot not in theirs:
             seq = last_seq.get(slot[0], recorded[-1].seq if recorded else 0)
             found.append(_divergence(slot, None, event, seq=seq))

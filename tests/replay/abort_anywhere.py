@@ -66,6 +66,8 @@ class Planner:
     def __init__(self, pause_s: float = 0.001, chunks: int = 4) -> None:
         self.pause_s = pause_s
         self.chunks = chunks
+        self.streaming = anyio.Event()
+        """Set once the long turn's first call has streamed two chunks."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         last = request.messages[-1]
@@ -73,9 +75,11 @@ class Planner:
         long_turn = LONG in asked.content
         first = long_turn and last is asked
         texts = [f"s{i} " for i in range(self.chunks if long_turn else 3)]
-        for text in texts:
+        for i, text in enumerate(texts):
             yield TextChunk(text=text)
             if long_turn:
+                if first and i == 1:
+                    self.streaming.set()
                 await anyio.sleep(self.pause_s)
         content = "".join(texts)
         if first:
@@ -174,3 +178,40 @@ async def record_abort_anywhere(
 def _slow(fs: OsFileOps, on: bool) -> None:
     if isinstance(fs, SlowFileOps):
         fs.slow = on
+
+
+async def record_shutdown_mid_turn(
+    data_dir: Path,
+    stop_at: AbortAt,
+    *,
+    model: Planner,
+    fs: OsFileOps | None = None,
+    meanwhile: AbortAt | None = None,
+) -> str:
+    """A chat: a short turn, then the long one, during which (when `stop_at` returns) the
+    server shuts down — its services are cancelled, as at a SIGTERM — while `meanwhile`
+    runs beside it. The recording ends inside turn 2."""
+    settings = Settings(data_dir=data_dir)
+    stores = build_stores(data_dir, fs=fs)
+    tracer = Tracer.recording(stores, settings)
+    async with anyio.create_task_group() as beside:
+        with anyio.CancelScope() as server:
+            async with open_services(
+                settings,
+                model=model,
+                clock=FixedClock(),
+                ids=SequentialIds(),
+                stores=stores,
+                tracer=tracer,
+            ) as services:
+                record = await services.handler.create_chat()
+                connection = Connection(record.id)
+                await _dispatch(services, connection, frame("user_message", text="hello"))
+                await settle(services, record.id)
+                await _dispatch(services, connection, frame("user_message", text=LONG))
+                await stop_at()
+                if meanwhile is not None:
+                    beside.start_soon(meanwhile)
+                server.cancel()
+                await anyio.sleep_forever()
+    return record.id
