@@ -48,7 +48,8 @@ class NoticePart(Record, tag_field="type", tag="notice", kw_only=True):
 Part = TextPart | ToolPart | NoticePart
 
 
-class Message(Record, kw_only=True):
+# weakref: the tracer's transcript hasher resumes from messages it can still see alive.
+class Message(Record, kw_only=True, weakref=True):
     id: Id
     role: Role
     turn: int

@@ -59,6 +59,10 @@ class MemoryChatStore:
     async def pinned(self, chat_id: str):
         yield  # every record is in memory already
 
+    @asynccontextmanager
+    async def held(self, chat_id: str):
+        yield
+
     async def get(self, chat_id: str) -> ChatRecord:
         try:
             return self.records[chat_id]

@@ -63,8 +63,14 @@ class ChatStore(Protocol):
     ) -> ChatRecord: ...
 
     def pinned(self, chat_id: str) -> AbstractAsyncContextManager[None]:
-        """While held, reads of the chat may be served from memory (a running turn reads
-        its chat many times); no I/O of its own."""
+        """For a running turn: while held, reads of the chat may be served from memory
+        (a turn reads its chat many times) and writes may reuse what the turn's earlier
+        writes encoded; no I/O of its own."""
+        ...
+
+    def held(self, chat_id: str) -> AbstractAsyncContextManager[None]:
+        """For a learner's open session: while held, reads of the chat may be served from
+        memory, so its turns do not decode it again; no I/O of its own."""
         ...
 
 

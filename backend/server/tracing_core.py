@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import functools
 import hashlib
+import weakref
 import logging
 import re
 import threading
@@ -246,67 +247,58 @@ class TranscriptHasher:
     """`digest(messages)` of each chat's transcript, resumed where the last one left off:
     records change copy-on-write, so the messages a transcript shares with the one hashed
     before are the very same objects, and only what follows them is encoded and hashed.
-    The value is exactly `digest(messages)` (the canonical JSON array, hashed in pieces)."""
+    The value is exactly `digest(messages)` (the canonical JSON array, hashed in pieces).
+
+    It holds weak references to the messages it hashed: a chat whose record is still
+    alive (the chat store keeps an open chat's record) resumes, and one whose messages
+    are gone is hashed whole again. So it keeps no transcript alive: a chat costs a weak
+    reference a message, for the `CHATS` most recent chats."""
 
     KEEP = 4
     """Prefix states kept per chat: a turn appends messages and may replace its last few."""
-    KEEP_BYTES = 64 << 20
-    """Transcripts it holds (the very message objects the chat store's cache holds, so
-    they mostly cost nothing extra), most recent first, up to this many encoded bytes in
-    all: every chat mid-lesson is resumed, not hashed again from its first message, and
-    memory does not grow with the chats a long-running server has seen."""
+    CHATS = 512
 
     def __init__(self) -> None:
-        # chat id -> (its messages, {prefix length: (hash state, encoded bytes so far)})
-        self._chats: OrderedDict[str, tuple[list[object], dict[int, tuple[object, int]]]] = (
-            OrderedDict()
-        )
-        self._bytes: dict[str, int] = {}
-        self.held_bytes = 0
+        # chat id -> (weak refs to its messages, {prefix length: hash state})
+        self._chats: OrderedDict[str, tuple[list[weakref.ref], dict[int, object]]] = OrderedDict()
 
     def __contains__(self, chat_id: object) -> bool:
-        """Whether the next digest of this chat resumes (its transcript is held)."""
+        """Whether the next digest of this chat can resume (it was hashed recently)."""
         return chat_id in self._chats
 
     def digest(self, chat_id: str, messages: list) -> str:
         old = self._chats.pop(chat_id, None)
-        self.held_bytes -= self._bytes.pop(chat_id, 0)
-        start, state, size, kept = 0, None, 1, {}
+        start, state, kept, refs = 0, None, {}, []
         if old is not None:
             before, states = old
             same = 0
-            for a, b in zip(before, messages, strict=False):
-                if a is not b:
+            for ref, message in zip(before, messages, strict=False):
+                if ref() is not message:
                     break
                 same += 1
             kept = {k: v for k, v in states.items() if k <= same}
             if kept:
                 start = max(kept)
-                state, size = kept[start]
-                state = state.copy()  # type: ignore[attr-defined]
+                state = kept[start].copy()  # type: ignore[attr-defined]
+                refs = before[:start]
         if state is None:
-            start, state, size, kept = 0, hashlib.sha256(b"["), 1, {}
+            start, state, kept, refs = 0, hashlib.sha256(b"["), {}, []
         total = len(messages)
         keep_from = total - self.KEEP
         states = {k: v for k, v in kept.items() if k >= keep_from}
         if start >= keep_from:
-            states[start] = (state.copy(), size)
+            states[start] = state.copy()
         encode = CANONICAL.encode
         for i in range(start, total):
             if i:
                 state.update(b",")
-                size += 1
-            data = encode(messages[i])
-            state.update(data)
-            size += len(data)
+            state.update(encode(messages[i]))
+            refs.append(weakref.ref(messages[i]))
             if i + 1 >= keep_from:
-                states[i + 1] = (state.copy(), size)
-        self._chats[chat_id] = (list(messages), states)
-        self._bytes[chat_id] = size
-        self.held_bytes += size
-        while self.held_bytes > self.KEEP_BYTES and self._chats:
-            gone, _ = self._chats.popitem(last=False)
-            self.held_bytes -= self._bytes.pop(gone)
+                states[i + 1] = state.copy()
+        self._chats[chat_id] = (refs, states)
+        if len(self._chats) > self.CHATS:
+            self._chats.popitem(last=False)
         state.update(b"]")
         return state.hexdigest()[:32]
 

@@ -269,6 +269,9 @@ class TracingChatStore:
     def pinned(self, chat_id: str):
         return self.inner.pinned(chat_id)
 
+    def held(self, chat_id: str):
+        return self.inner.held(chat_id)
+
     async def get(self, chat_id: str) -> ChatRecord:
         async with self.tracer.access(chat_id, "read"):
             return await self.inner.get(chat_id)

@@ -19,6 +19,7 @@ from backend.core.errors import HarnessError, NotFound
 from backend.core.ids import is_valid_id
 from backend.server.hub import ENCODER, Connection
 from backend.server.services import Services
+from shared_contracts.chat import ChatView
 from shared_contracts.frames import (
     MAX_INBOUND_FRAME_BYTES,
     Abort,
@@ -115,6 +116,12 @@ async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
     except NotFound:
         raise WebSocketException(detail="chat not found", code=4404) from None
     await socket.accept()
+    # The learner's chat stays decoded while the session is open: its turns read no file.
+    async with services.stores.chats.held(chat_id):
+        await _session(socket, services, chat_id, view)
+
+
+async def _session(socket: WebSocket, services: Services, chat_id: str, view: ChatView) -> None:
     connection = services.hub.connect(chat_id)
     bucket = TokenBucket(services.settings.ws_frames_per_second, services.settings.ws_burst)
     try:

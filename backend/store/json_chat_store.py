@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -29,9 +29,9 @@ class _SummaryFields(msgspec.Struct, kw_only=True):
     messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
 
 
-CHAT_CACHE_BYTES = 64 << 20
-"""Recently used chats kept decoded, in file bytes (decoded, about 2.3 times that): enough
-for every chat of a few hundred learners mid-lesson, so a turn decodes nothing."""
+CHAT_CACHE_BYTES = 8 << 20
+"""Recently used chats that no session holds, kept decoded up to this many file bytes
+(decoded, about 2.3 times that). An open session holds its own chat (`held`)."""
 
 
 def new_messages_only(old: ChatRecord, new: ChatRecord) -> ChatRecord:
@@ -67,6 +67,10 @@ class JsonChatStore:
 
     async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:
         return await self._dir.update(chat_id, mutate, lambda r: r.id)
+
+    def held(self, chat_id: str) -> AbstractAsyncContextManager[None]:
+        """For a learner's open session: the chat's record stays decoded between turns."""
+        return self._dir.pinned(chat_id)
 
     @asynccontextmanager
     async def pinned(self, chat_id: str) -> AsyncIterator[None]:

@@ -3,12 +3,12 @@ written as, so a read of an unchanged record costs a `stat`, not a decode.
 
 A chat record is decoded whole, so a turn that reads its chat ten times paid ten decodes
 of a record that grows with the chat. The cache holds an entry weakly while anyone uses
-the record, strongly while the record is pinned (a running turn), and strongly for the
-most recently used records up to `keep_bytes` of their files in total. The budget is in
-bytes, not records: a server whose learners are all mid-lesson keeps every active chat
-decoded (a count of 8 re-decoded each long chat on every turn once more than 8 learners
-were active, and that churn, not the data, was what made memory grow), while a server
-that has seen many chats keeps no more than the budget, however long or many they are.
+the record, strongly while the record is pinned (a running turn, or a learner's open
+session), and strongly for the most recently used others up to `keep_bytes` of their
+files in total. A chat a learner has open is never decoded twice (with 50 learners and
+the 8 most recent kept, every turn of a long chat decoded it again, and that churn, not
+the data, was what made memory grow), and a chat nobody has open costs at most its share
+of the budget, however long or many chats a server has seen.
 """
 
 from __future__ import annotations
@@ -56,11 +56,7 @@ class RecordCache(Generic[T]):
         entry = self._entries.get(record_id)
         if entry is None or entry.identity != identity:
             return None
-        if entry.ref is not None:
-            record = entry.ref()
-        else:
-            held = self._recent.get(record_id)
-            record = held[1] if held is not None else None
+        record = self._alive(record_id)
         if record is None:
             return None
         self._hold(record_id, identity.size, record)
@@ -81,15 +77,27 @@ class RecordCache(Generic[T]):
         self._let_go(record_id)
 
     def pin(self, record_id: str) -> None:
-        """Until `unpin`, the record's latest version stays cached (a turn in flight)."""
+        """Until `unpin`, the record's latest version stays cached (a turn or a session)."""
         pin = self._pins.setdefault(record_id, [0, None])
         pin[0] += 1
+        if pin[1] is None:
+            pin[1] = self._alive(record_id)
 
     def unpin(self, record_id: str) -> None:
         pin = self._pins[record_id]
         pin[0] -= 1
         if pin[0] == 0:
             del self._pins[record_id]
+
+    def _alive(self, record_id: str) -> T | None:
+        """The cached record, if any is still reachable (whatever its file now is)."""
+        entry = self._entries.get(record_id)
+        if entry is None:
+            return None
+        if entry.ref is not None:
+            return entry.ref()
+        held = self._recent.get(record_id)
+        return held[1] if held is not None else None
 
     def _hold(self, record_id: str, size: int, record: T) -> None:
         pin = self._pins.get(record_id)

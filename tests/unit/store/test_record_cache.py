@@ -222,3 +222,30 @@ async def test_a_pinned_record_stays_cached_through_its_updates(tmp_path):
     gc.collect()
     await store.get("chat-0")  # unpinned and idle: not kept
     assert reads_of(spy, "chat-0") == 2
+
+
+async def test_a_held_chat_stays_decoded_between_turns_and_goes_when_released(tmp_path):
+    spy = SpyFileOps()
+    store = JsonChatStore(tmp_path, spy, cache_bytes=2_000)  # a few small chats
+    for i in range(20):
+        await store.create(chat(f"chat-{i}", messages=1))
+    first = await store.get("chat-0")  # a learner opens it (its snapshot read it)
+    async with store.held("chat-0"):
+        for i in range(1, 20):  # other learners' chats push it out of the budget...
+            await store.update(f"chat-{i}", add_message)
+        del first
+        gc.collect()
+        await store.get("chat-0")  # ...but its session holds it
+        assert reads_of(spy, "chat-0") == 1
+        async with store.pinned("chat-0"):  # a turn within the session
+            await store.update("chat-0", add_message)
+        for i in range(1, 20):
+            await store.update(f"chat-{i}", add_message)
+        gc.collect()
+        assert (await store.get("chat-0")).title.endswith("+")
+        assert reads_of(spy, "chat-0") == 1
+    for i in range(1, 20):
+        await store.update(f"chat-{i}", add_message)
+    gc.collect()
+    await store.get("chat-0")  # the session closed: no longer kept
+    assert reads_of(spy, "chat-0") == 2
