@@ -341,7 +341,11 @@ class Tracer(TraceHooks):
                 lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
             async with lock:
                 yield
-                n = self.count(scope, "sync") if turn or player is not None else 0
+                if player is not None:
+                    n = self.count(scope, "sync")
+                else:
+                    n = scope.syncs  # a turn's ordinal names where an abort lands
+                    scope.syncs = n + 1
             if player is not None:
                 player.passed(scope.key, n)
         if turn:

@@ -104,6 +104,9 @@ class Scope:
     key: str
     task: int
     owner: object = dataclasses.field(default=None, repr=False, compare=False)
+    syncs: int = dataclasses.field(default=0, repr=False, compare=False)
+    """Sync points a recording's turn unit has passed (kept here, not in a table, so it
+    goes with the turn; a replay counts them per key)."""
 
     @classmethod
     def here(cls, chat_id: str, key: str) -> Scope:

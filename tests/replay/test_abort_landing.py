@@ -15,12 +15,25 @@ from pathlib import Path
 import anyio
 import pytest
 
+from backend.server.hub import Connection
 from backend.server.replay import run_replay
+from backend.server.services import open_services
+from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import is_sync
+from backend.server.tracing import Tracer, is_sync
+from backend.server.ws import _dispatch
 from shared_contracts.trace import CheckpointEvent, InboundFrameEvent, MarkEvent, ModelCallEvent
 from shared_contracts.trace_blobs import expand_blobs
-from tests.replay.abort_anywhere import GatedFileOps, record_abort_anywhere, release_when_blocked
+from tests.fakes import FixedClock, SequentialIds
+from tests.golden.record import settle
+from tests.replay.abort_anywhere import (
+    LONG,
+    GatedFileOps,
+    Planner,
+    record_abort_anywhere,
+    release_when_blocked,
+)
+from tests.replay.abort_session import frame
 from tests.replay.test_abort_replay import _finished
 
 OPENING = b'"text":"plan me a lesson"'
@@ -68,3 +81,25 @@ async def test_an_abort_sent_during_a_store_write_replays_identically(
     assert result.ok, result.divergence.render()  # type: ignore[union-attr]
     assert result.checkpoints == 3
     assert _checkpoint(result.events, "turn:2").cut_after_sync == cut
+
+
+async def test_a_recording_keeps_no_per_turn_sync_ordinals(tmp_path: Path):
+    """Where an abort lands is counted on the turn's own scope: after turns (an aborted
+    one among them, and the reads a turn's task makes after its checkpoint) the recorder
+    keeps no counters."""
+    settings = Settings(data_dir=tmp_path)
+    stores = build_stores(tmp_path)
+    tracer = Tracer.recording(stores, settings)
+    model = Planner()
+    async with open_services(
+        settings, model=model, clock=FixedClock(), ids=SequentialIds(), stores=stores, tracer=tracer
+    ) as services:
+        chat = (await services.handler.create_chat()).id
+        connection = Connection(chat)
+        for text in ("hello", LONG, "again"):
+            await _dispatch(services, connection, frame("user_message", text=text))
+            if text == LONG:
+                await model.streaming.wait()
+                await _dispatch(services, connection, frame("abort"))
+            await settle(services, chat)
+            assert tracer.counters() == 0

@@ -1,10 +1,12 @@
 """Soak: live sessions whose learner aborts the long turn at spread-out moments — in a
-model stream, after a slow store write, between a tool and the next model call — each
-replays strictly (issue 7). `make soak` runs it; one session takes ~0.2 s."""
+model stream, after a slow store write, between a tool and the next model call — or whose
+server shuts down then, each replays strictly (issue 7). `make soak` runs them; one
+session takes ~0.2 s."""
 
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 import anyio
@@ -14,7 +16,13 @@ from backend.server.replay import run_replay
 from backend.server.stores import build_stores
 from shared_contracts.trace import CheckpointEvent, ModelCallEvent
 from shared_contracts.trace_blobs import expand_blobs
-from tests.replay.abort_anywhere import after, record_abort_anywhere
+from tests.replay.abort_anywhere import (
+    Planner,
+    SlowFileOps,
+    after,
+    record_abort_anywhere,
+    record_shutdown_mid_turn,
+)
 
 SESSIONS = 40
 SPAN_S = 0.035
@@ -55,3 +63,33 @@ def test_aborts_at_any_moment_of_a_turn_replay_identically():
     # The loop covers what it claims: aborts landing at sync points and in streams.
     assert sum(x.startswith("sync:") for x in landings) >= SESSIONS // 5, landings
     assert any(x.startswith("stream:") for x in landings), landings
+
+
+async def _stopped(root: Path, delay_s: float) -> tuple[int, float, str]:
+    """(the turn the recording ends inside, seconds the replay took, its first divergence
+    or "")."""
+    fs = SlowFileOps()
+    fs.slow = True
+    chat = await record_shutdown_mid_turn(root / "data", after(delay_s), model=Planner(), fs=fs)
+    started = time.perf_counter()
+    result = await run_replay(build_stores(root / "data"), chat, root / "replay", stall_s=2.0)
+    took = time.perf_counter() - started
+    divergence = "" if result.ok else result.divergence.render()  # type: ignore[union-attr]
+    return result.ends_inside_turn, took, divergence
+
+
+@pytest.mark.soak
+def test_a_server_stopped_at_any_moment_of_a_turn_replays_up_to_there():
+    ends: list[int] = []
+    slowest = 0.0
+    diverged: list[str] = []
+    for delay in delays():
+        with tempfile.TemporaryDirectory() as tmp:
+            end, took, divergence = anyio.run(_stopped, Path(tmp), delay)
+        ends.append(end)
+        slowest = max(slowest, took)
+        if divergence:
+            diverged.append(f"stopped after {delay * 1000:.1f} ms:\n{divergence}")
+    assert not diverged, f"{len(diverged)} of {SESSIONS} diverged; first:\n{diverged[0]}"
+    assert ends.count(2) >= SESSIONS // 2, ends  # most stopped inside the long turn
+    assert slowest < 1.0  # none waited out its 2 s stall budget

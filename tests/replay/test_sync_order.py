@@ -1,13 +1,75 @@
-"""Sync points order units identically in a recording and its replay (issue 7's race)."""
+"""Sync points order units identically in a recording and its replay (issue 7's race).
+
+The ordering rule: no await between a sync point and the decision that follows it (claim
+or release the chat's turn slot, which the trace does not see). A sync point returns to
+its unit without a scheduling point, in a recording and in a replay, for a turn (whose
+sync points are shielded and followed by an abort landing check) and for other units."""
 
 from __future__ import annotations
 
-import anyio
+from pathlib import Path
 
+import anyio
+import pytest
+
+from backend.server.hub import Connection
 from backend.server.replay import Cassette
+from backend.server.services import open_services
+from backend.server.settings import Settings
+from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
-from shared_contracts.trace import JobTraceEvent, MarkEvent
-from tests.fakes import MemoryChatStore, MemoryGraphStore, MemoryTraceStore
+from backend.server.ws import _dispatch
+from shared_contracts.trace import (
+    AnyTraceEvent,
+    CheckpointEvent,
+    InboundFrameEvent,
+    JobTraceEvent,
+    MarkEvent,
+)
+from tests.fakes import (
+    FixedClock,
+    MemoryChatStore,
+    MemoryGraphStore,
+    MemoryTraceStore,
+    ScriptedModel,
+    SequentialIds,
+    text_reply,
+)
+from tests.golden.record import settle
+from tests.replay.abort_session import frame
+
+
+class Ticker:
+    """Counts event-loop passes: a task that yields and counts, forever (calling `look`
+    first each time). A unit that reads `ticks` twice with no scheduling point in between
+    reads the same value."""
+
+    def __init__(self, look=None) -> None:
+        self.ticks = 0
+        self.look = look
+
+    async def run(self) -> None:
+        while True:
+            await anyio.lowlevel.checkpoint()
+            if self.look is not None:
+                self.look(self.ticks)
+            self.ticks += 1
+
+
+class WatchedTracer(Tracer):
+    """A recorder that notes the loop pass at which each event was emitted."""
+
+    ticker: Ticker
+
+    def emit(self, chat_id: str, event: AnyTraceEvent) -> None:
+        self.emitted_at.append((event, self.ticker.ticks))
+        super().emit(chat_id, event)
+
+    @property
+    def emitted_at(self) -> list[tuple[AnyTraceEvent, int]]:
+        if not hasattr(self, "_emitted_at"):
+            self._emitted_at: list[tuple[AnyTraceEvent, int]] = []
+        return self._emitted_at
 
 
 class SlowTraces(MemoryTraceStore):
@@ -115,3 +177,101 @@ async def test_a_fork_lets_a_unit_run_past_its_recording():
     cassette = Cassette(events, fork_turn=1)
     with anyio.fail_after(1):
         await cassette.gate("job:job-1", 0)
+
+
+RECORDED = [
+    MarkEvent(seq=0, scope="turn:1", mark="turn_started", turn=1),
+    MarkEvent(seq=1, scope="turn:1", mark="read"),
+    InboundFrameEvent(seq=2, scope="learner", turn=1, frame='{"type":"abort"}'),
+    MarkEvent(seq=3, scope="learner", mark="read"),
+]
+
+
+@pytest.mark.parametrize("replay", [False, True], ids=["recording", "replay"])
+@pytest.mark.parametrize("unit", ["turn:1", "learner"])
+async def test_a_sync_point_returns_to_its_unit_without_a_scheduling_point(replay, unit):
+    """What follows a sync point (a claim, a release) runs in the loop pass the sync point
+    passed in: no other unit can act in between, in the recording or in its replay."""
+    ticker = Ticker()
+    player = Cassette(RECORDED) if replay else None
+    tracer = WatchedTracer(MemoryTraceStore(), MemoryChatStore(), MemoryGraphStore(), player=player)
+    tracer.ticker = ticker
+    after: list[int] = []
+
+    async def learner() -> None:
+        if unit == "learner":
+            await tracer.inbound("chat-1", '{"type":"abort"}')
+            after.append(ticker.ticks)
+            async with tracer.access("chat-1", "read"):
+                pass
+            after.append(ticker.ticks)
+
+    async def turn() -> None:
+        with tracer.enter("chat-1", "turn:1") as scope:
+            await tracer.sync(scope, MarkEvent(seq=0, mark="turn_started", turn=1))
+            if unit == "turn:1":
+                after.append(ticker.ticks)
+            async with tracer.access("chat-1", "read"):
+                pass
+            if unit == "turn:1":
+                after.append(ticker.ticks)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker.run)
+            async with anyio.create_task_group() as units:
+                units.start_soon(turn)
+                units.start_soon(learner)
+            tg.cancel_scope.cancel()
+    passed = [at for event, at in tracer.emitted_at if event.scope == unit]
+    assert len(passed) == len(after) == 2
+    assert after == passed  # no loop pass between passing a sync point and going on
+
+
+async def test_a_turn_releases_and_the_learner_claims_in_the_pass_of_their_sync_point(
+    tmp_path: Path,
+):
+    """The known race, end to end: the learner's claim of the chat follows its frame's
+    sync point, a turn's release follows its checkpoint, each in the same loop pass (the
+    turn slot is not in the trace; only this keeps a replay's order the recorded one)."""
+    changes: list[tuple[bool, int]] = []  # (turn running?, loop pass) whenever it changes
+    running: dict[str, bool] = {}
+    ticker = Ticker()
+    settings = Settings(data_dir=tmp_path)
+    stores = build_stores(tmp_path)
+    tracer = WatchedTracer.recording(stores, settings)
+    tracer.ticker = ticker
+    model = ScriptedModel([text_reply("one"), text_reply("two")])
+
+    async with anyio.create_task_group() as tg:
+        async with open_services(
+            settings,
+            model=model,
+            clock=FixedClock(),
+            ids=SequentialIds(),
+            stores=stores,
+            tracer=tracer,
+        ) as services:
+            chat = (await services.handler.create_chat()).id
+            connection = Connection(chat)
+
+            def look(ticks: int) -> None:
+                now = services.handler.is_running(chat)
+                if now != running.get(chat, False):
+                    changes.append((now, ticks))
+                    running[chat] = now
+
+            ticker.look = look
+            tg.start_soon(ticker.run)
+            for text in ("hello", "again"):
+                await _dispatch(services, connection, frame("user_message", text=text))
+                await settle(services, chat)
+        tg.cancel_scope.cancel()
+    frames = [at for e, at in tracer.emitted_at if isinstance(e, InboundFrameEvent)]
+    checkpoints = [at for e, at in tracer.emitted_at if isinstance(e, CheckpointEvent)]
+    assert changes == [
+        (True, frames[0]),
+        (False, checkpoints[0]),
+        (True, frames[1]),
+        (False, checkpoints[1]),
+    ]
