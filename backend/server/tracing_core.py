@@ -7,10 +7,10 @@ import asyncio
 import dataclasses
 import functools
 import hashlib
-import weakref
 import logging
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass
