@@ -28,7 +28,8 @@ class Connection:
 
     def __init__(self, chat_id: str) -> None:
         self.chat_id = chat_id
-        self.dropped = False
+        self.dropped = False  # the hub stops offering it frames
+        self.lagged = False  # ...because its queue was full, not because it had closed
         self.closed = False
         self._frames: deque[str] = deque()
         self._wake: anyio.Event | None = None
@@ -36,6 +37,7 @@ class Connection:
     def offer(self, text: str) -> None:
         """Queue one frame (never blocks); a full or closed queue marks the client dropped."""
         if self.closed or len(self._frames) >= QUEUE_FRAMES:
+            self.lagged = not self.closed
             self.dropped = True
             self.close()
             return
@@ -117,7 +119,8 @@ class ChatHub:
             if not connection.dropped:
                 connection.offer(text)
             if connection.dropped:
-                log.warning("[chat %s] dropped a client that fell behind", chat_id)
+                if connection.lagged:
+                    log.warning("[chat %s] dropped a client that fell behind", chat_id)
                 peers.discard(connection)
 
     def sink(self, chat_id: str) -> Callable[[ServerFrame], Awaitable[None]]:
