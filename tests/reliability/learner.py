@@ -46,6 +46,13 @@ def new_chat(url: str, title: str = "reliability", headers: dict | None = None) 
     return response.json()["id"]
 
 
+async def new_chat_async(client: httpx.AsyncClient, url: str, title: str) -> str:
+    """`new_chat` for a client already running in an event loop (it must not block it)."""
+    response = await client.post(f"{url}/api/chats", json={"title": title}, timeout=10)
+    response.raise_for_status()
+    return response.json()["id"]
+
+
 def answer_for(question: dict, rng: random.Random) -> str | float:
     """A plausible (often wrong) answer of the right shape for a public question."""
     kind = question["kind"]

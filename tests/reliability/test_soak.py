@@ -1,6 +1,12 @@
 """Item 7 (`make soak`): 50 concurrent learners on the offline tutor against a real
 `harness serve` for LH_SOAK_SECONDS (default 600): zero lost turns, zero unexpected closes,
-flat RSS and fd count after warm-up (sampled from /proc), p50/p99 turn latency."""
+flat RSS and fd count after warm-up (sampled from /proc), p50/p99 turn latency.
+
+Most learners work as learners do: a session (one chat) of 20 to 60 turns, then a new
+one, so sessions open and close all run long (what a leak of per-session state shows up
+in). LH_SOAK_LONG of them (default 5) keep one chat all run, several hundred turns long.
+An open session's chat is held decoded by design, so those few grow the server by their
+chats' size; LH_SOAK_LONG=50 makes every session one long chat."""
 
 from __future__ import annotations
 
@@ -10,16 +16,19 @@ import random
 import time
 from dataclasses import dataclass, field
 
+import httpx
 import pytest
 
 from tests.reliability.disk_check import lost_turns
 from tests.reliability.figures import mean, ms, percentile, table
-from tests.reliability.learner import Learner, LearnerStats, new_chat
+from tests.reliability.learner import Learner, LearnerStats, new_chat, new_chat_async
 from tests.reliability.server_proc import ServerProcess, run_verify
 
 SESSIONS = int(os.environ.get("LH_SOAK_SESSIONS", "50"))
 SECONDS = float(os.environ.get("LH_SOAK_SECONDS", "600"))
 THINK = (0.5, 2.0)  # seconds a learner reads before answering
+LESSON = (20, 60)  # turns in a session before the learner starts a new one
+LONG = int(os.environ.get("LH_SOAK_LONG", "5"))  # learners who keep one chat all run
 WARMUP = 0.25  # the first quarter of the run is warm-up
 
 
@@ -50,19 +59,34 @@ async def sample(server: ServerProcess, out: Samples, until: float) -> None:
         await asyncio.sleep(1.0)
 
 
-async def run_fleet(server: ServerProcess, chats: list[str], seconds: float):
+async def learner_slot(
+    server: ServerProcess, client: httpx.AsyncClient, first_chat: str, i: int,
+    stats: LearnerStats, until: float, chats: list[str],
+) -> None:  # fmt: skip
+    """One learner: sessions of LESSON turns, each on a new chat (the first LONG learners:
+    one session on `first_chat` until the end)."""
+    rng = random.Random(i)
+    chat = first_chat
+    while time.monotonic() < until:
+        turns = None if i < LONG else rng.randint(*LESSON)
+        await Learner(server.ws_url, chat, rng, stats, think=THINK).run(turns=turns, until=until)
+        if time.monotonic() < until:
+            chat = await new_chat_async(client, server.url, f"soak {i}.{len(chats)}")
+            chats.append(chat)
+
+
+async def run_fleet(server: ServerProcess, first: list[str], seconds: float):
     stats = LearnerStats()
     samples = Samples()
+    chats = list(first)
     until = time.monotonic() + seconds
     sampler = asyncio.create_task(sample(server, samples, until - 1.5))
-    learners = [
-        Learner(server.ws_url, chat, random.Random(i), stats, think=THINK)
-        for i, chat in enumerate(chats)
-    ]
-    outcomes = await asyncio.gather(*(lr.run(until=until) for lr in learners),
-                                    return_exceptions=True)  # fmt: skip
+    async with httpx.AsyncClient() as client:
+        slots = (learner_slot(server, client, chat, i, stats, until, chats)
+                 for i, chat in enumerate(first))  # fmt: skip
+        outcomes = await asyncio.gather(*slots, return_exceptions=True)
     await sampler
-    return stats, samples, [o for o in outcomes if isinstance(o, BaseException)]
+    return stats, samples, chats, [o for o in outcomes if isinstance(o, BaseException)]
 
 
 @pytest.mark.soak
@@ -72,7 +96,7 @@ def test_soak_50_sessions(tmp_path):
     try:
         chats = [new_chat(server.url, f"soak {i}") for i in range(SESSIONS)]
         start = time.monotonic()
-        stats, samples, failures = asyncio.run(run_fleet(server, chats, SECONDS))
+        stats, samples, chats, failures = asyncio.run(run_fleet(server, chats, SECONDS))
         wall = time.monotonic() - start
     finally:
         server.kill()
@@ -86,9 +110,10 @@ def test_soak_50_sessions(tmp_path):
     fds_after = samples.window(samples.fds, WARMUP, 1.0)
     errors = [e["code"] for e in stats.errors]
     table(
-        f"soak: {SESSIONS} sessions × {SECONDS:.0f} s, offline tutor, real server",
+        f"soak: {SESSIONS} learners × {SECONDS:.0f} s, offline tutor, real server",
         [
             ("wall time", f"{wall:.0f} s"),
+            ("sessions (chats) / kept all run", f"{len(chats)} / {min(LONG, SESSIONS)}"),
             ("turns acknowledged", len(stats.acked)),
             ("turns per second", f"{len(stats.acked) / wall:.1f}"),
             ("turn latency p50", ms(percentile(stats.latencies, 50))),
@@ -106,7 +131,7 @@ def test_soak_50_sessions(tmp_path):
         ],
     )
     assert not failures, failures[:3]
-    assert not unexpected and len(stats.close_codes) == SESSIONS
+    assert not unexpected and len(stats.close_codes) == len(chats)
     assert not lost, lost[:5]
     assert code == 0, output[-2000:]
     assert len(stats.acked) >= SESSIONS
