@@ -59,7 +59,7 @@ bench: setup
 	$(BIN)/python -m bench
 
 soak: setup
-	$(BIN)/python -m pytest -q -m soak tests
+	$(BIN)/python -m pytest -q -s -m soak tests
 
 clean:
 	rm -rf $(VENV) .web .states .pytest_cache .ruff_cache .hypothesis
