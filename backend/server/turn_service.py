@@ -64,6 +64,8 @@ async def build_teacher_context(seams: TurnSeams, chat_id: str) -> str:
     except Exception as exc:
         log.warning("[chat %s] build_teacher_context failed: %s", chat_id, exc)
         return ""
+    if seams.contexts and block == (latest := next(reversed(seams.contexts.values()))):
+        block = latest  # sessions started on the same graph share one copy of the block
     seams.contexts[chat_id] = block
     if len(seams.contexts) > CONTEXTS_KEPT:
         seams.contexts.popitem(last=False)
