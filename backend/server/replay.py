@@ -7,7 +7,8 @@ on a temp data dir against a chat's trace:
 - clock and id values come from the trace, by unit and ordinal;
 - the recorded learner frames go through the WebSocket dispatcher in order;
 - jobs and extraction runs are re-run (offline agents are deterministic; model-backed ones
-  answer from the cassette), and every sync point — turn and step starts, each unit's
+  answer from the cassette; a job call its job's timeout cut times out at that cut, under
+  the recorded `job_timeout_s`), and every sync point — turn and step starts, each unit's
   chat-record and graph reads and writes, job and extraction events, checkpoints, learner
   frames — waits until everything recorded before it in other units has happened: a job's
   result is written (and so delivered) exactly where it was in the recording. A unit
@@ -115,6 +116,10 @@ def _settings(work_dir: Path, config: dict[str, str]) -> Settings:
         subagent_model=role("subagent"),
         every_n_quiz_answers=int(config.get("every_n_quiz_answers", "3")),
         max_steps=int(config.get("max_steps", "12")),
+        # Jobs run (queue, time out) under the recorded limits; older traces: the defaults.
+        job_timeout_s=float(config.get("job_timeout_s", "120")),
+        max_jobs_per_chat=int(config.get("max_jobs_per_chat", "2")),
+        max_jobs_global=int(config.get("max_jobs_global", "4")),
     )
 
 

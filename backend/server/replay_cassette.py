@@ -27,6 +27,7 @@ from shared_contracts.trace import (
     ClockEvent,
     IdEvent,
     InboundFrameEvent,
+    JobTraceEvent,
     MarkEvent,
     ModelCallEvent,
     OutboundFrameEvent,
@@ -92,6 +93,10 @@ class Cassette:
         self._done: set[int] = set()
         self.closed = False
         self.aborts, self.shutdown_cuts = _cancellations(events, self.fork_seq)
+        self.timeouts = _timed_out(events, self.fork_seq)
+        """Job calls cut by the job's timeout (the job then failed, "timed out")."""
+        for key in self.timeouts:
+            self.shutdown_cuts.pop(key, None)
         self._reached: set[str] = set()
         self.ends_inside_turn = _open_turn(events, self.fork_seq)
         """The turn the recording ends inside (the server stopped mid-turn), else 0."""
@@ -160,6 +165,10 @@ class Cassette:
         cancelled: hold it until that cancellation lands (the replayed abort cancels the
         turn; a replay that ends first releases it as a divergence no one compares)."""
         self._reached.add(key)
+        if key in self.timeouts:
+            # Its job's timeout cut it: it times out here, not after the wall-clock budget
+            # (the runner reports a `TimeoutError` as it does its `fail_after`'s).
+            raise TimeoutError(f"replay: model call {key} timed out when recorded")
         if key in self.shutdown_cuts:
             self._hold(key.split("/")[0])  # no abort will come: the server stopped here
         self._notify()
@@ -293,6 +302,27 @@ def _cancellations(
             else:
                 shutdown[event.key] = turn_of(event.scope)
     return aborts, shutdown
+
+
+def _timed_out(events: Sequence[AnyTraceEvent], fork_seq: int) -> set[str]:
+    """Keys of the job calls a job's timeout cut: the last cancelled call of each job whose
+    recorded end is a failure "timed out"."""
+    cut: dict[str, str] = {}
+    timed_out: set[str] = set()
+    for event in events:
+        if event.seq >= fork_seq:
+            break
+        if isinstance(event, ModelCallEvent) and was_cancelled(event):
+            if event.scope.startswith("job:"):
+                cut[event.scope.removeprefix("job:")] = event.key
+        elif isinstance(event, JobTraceEvent) and event.phase == "finished":
+            try:
+                job = msgspec.json.decode(event.detail)
+            except msgspec.DecodeError:
+                continue
+            if isinstance(job, dict) and str(job.get("error", "")).startswith("timed out"):
+                timed_out.add(event.job_id)
+    return {key for job, key in cut.items() if job in timed_out}
 
 
 def _open_turn(events: Sequence[AnyTraceEvent], fork_seq: int) -> int:

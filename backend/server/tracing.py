@@ -319,7 +319,7 @@ class Tracer(TraceHooks):
             self.emit(scope.chat_id, msgspec.structs.replace(event, scope=scope.key))
 
     @asynccontextmanager
-    async def _ordered(self, scope: Scope) -> AsyncIterator[None]:
+    async def _ordered(self, scope: Scope, failures: bool = False) -> AsyncIterator[None]:
         """Gate (replay), hold the chat's state lock, and count one sync point. A free lock
         is taken without a scheduling point (`fast_acquire`): a sync point costs no loop
         pass unless another unit holds the chat's state.
@@ -327,7 +327,8 @@ class Tracer(TraceHooks):
         A turn's sync point (gate, lock, and the read or write it orders) is shielded: the
         learner's abort cannot land inside it (half a write done, a gate left early), only
         at the `_landing` right after it or in a model stream — points a trace names, so a
-        replay lands it at the same one."""
+        replay lands it at the same one. With `failures`, an access that raises still
+        counts (its caller records it too)."""
         player = self.player
         turn = is_turn_unit(scope.key)
         guard = anyio.CancelScope(shield=True) if turn else _NO_GUARD
@@ -339,8 +340,19 @@ class Tracer(TraceHooks):
             lock = self._state_locks.get(scope.chat_id)
             if lock is None:
                 lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
+            failed: Exception | None = None
             async with lock:
-                yield
+                try:
+                    yield
+                except anyio.get_cancelled_exc_class():
+                    raise
+                except Exception as exc:
+                    if not failures:
+                        raise
+                    # A failed access (a mutate refusing: "a plan already exists") saw the
+                    # state too: it is the unit's sync point all the same, in the recording
+                    # and its replay (else its replay waits on the unit's next one's turn).
+                    failed = exc
                 if player is not None:
                     n = self.count(scope, "sync")
                 else:
@@ -348,6 +360,8 @@ class Tracer(TraceHooks):
                     scope.syncs = n + 1
             if player is not None:
                 player.passed(scope.key, n)
+            if failed is not None:
+                raise failed
         if turn:
             await self._landing(scope, n)
 
@@ -376,9 +390,16 @@ class Tracer(TraceHooks):
         if not self.enabled or scope is None or (chat_id and scope.chat_id != chat_id):
             yield
             return
-        async with self._ordered(scope):
-            yield
-            self.emit(scope.chat_id, MarkEvent(seq=0, scope=scope.key, mark=what))  # type: ignore[arg-type]
+        mark = MarkEvent(seq=0, scope=scope.key, mark=what)  # type: ignore[arg-type]
+        async with self._ordered(scope, failures=True):
+            try:
+                yield
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception:
+                self.emit(scope.chat_id, mark)  # a failed access is a sync point too
+                raise
+            self.emit(scope.chat_id, mark)
 
     @contextmanager
     def enter(self, chat_id: str, key: str) -> Iterator[Scope]:

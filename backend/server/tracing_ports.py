@@ -182,6 +182,19 @@ class TracingModel:
         texts: list[str] = []
         at, keep = micros.append, texts.append
         chunks: list[TimedChunk] | None = None
+        emitted = False
+
+        def emit() -> None:
+            nonlocal call, emitted
+            if emitted:
+                return
+            emitted = True
+            if chunks is None:
+                call = text_chunks(call, [us / 1000 for us in micros], texts)
+            else:
+                call = msgspec.structs.replace(call, chunks=chunks)
+            tracer.emit(scope.chat_id, call)
+
         try:
             async for event in self.inner.stream(request):
                 if isinstance(event, TextChunk):
@@ -211,6 +224,10 @@ class TracingModel:
                         finish_reason=event.finish_reason,
                         usage=event.usage,
                     )
+                    # Recorded now, not when the stream is closed: a caller that stops at
+                    # the final message leaves it open until garbage collection, and its
+                    # unit's next call would be recorded first (a replay records in order).
+                    emit()
                 yield event
         except anyio.get_cancelled_exc_class():
             call = msgspec.structs.replace(call, cancelled=True)
@@ -219,12 +236,7 @@ class TracingModel:
             call = msgspec.structs.replace(call, error=str(exc)[:2000] or type(exc).__name__)
             raise
         finally:
-            # Queued with the unit's other events: its end (or shutdown) writes them.
-            if chunks is None:
-                call = text_chunks(call, [us / 1000 for us in micros], texts)
-            else:
-                call = msgspec.structs.replace(call, chunks=chunks)
-            tracer.emit(scope.chat_id, call)
+            emit()  # queued with the unit's other events: its end writes them
 
 
 def replay_events(call: ModelCallEvent) -> list[ModelEvent]:

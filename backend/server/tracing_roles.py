@@ -20,6 +20,9 @@ def role_config(settings: Any) -> dict[str, str]:
         "subagent": settings.subagent_model or "offline",
         "every_n_quiz_answers": str(settings.every_n_quiz_answers),
         "max_steps": str(settings.max_steps),
+        "job_timeout_s": repr(float(settings.job_timeout_s)),
+        "max_jobs_per_chat": str(settings.max_jobs_per_chat),
+        "max_jobs_global": str(settings.max_jobs_global),
     }
 
 

@@ -1,0 +1,214 @@
+"""Seeded random sessions recorded live replay strictly (issue 7: "any recorded session
+replays identically"), and the divergence classes the generator found stay fixed: a job
+that timed out, a model call whose caller stopped at its final message, a chat write that
+failed. `make soak` runs the long loop (120 sessions, ~1 min)."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import msgspec
+import pytest
+
+from backend.server.hub import Connection
+from backend.server.replay import run_replay
+from backend.server.services import open_services
+from backend.server.settings import Settings
+from backend.server.stores import build_stores
+from backend.server.tracing import Tracer, traced_roles
+from backend.server.ws import _dispatch
+from shared_contracts.model_io import ModelDone, ModelMessage, ModelRequest
+from shared_contracts.trace import (
+    ClockEvent,
+    JobTraceEvent,
+    MarkEvent,
+    ModelCallEvent,
+    OutboundFrameEvent,
+    ToolRunEvent,
+)
+from shared_contracts.trace_blobs import expand_blobs
+from tests.fakes import (
+    FixedClock,
+    MemoryChatStore,
+    MemoryGraphStore,
+    MemoryTraceStore,
+    ScriptedModel,
+    SequentialIds,
+    text_reply,
+    tool_reply,
+)
+from tests.golden.record import settle
+from tests.replay.random_sessions import (
+    JOB_TIMEOUT_S,
+    PLAN,
+    SubAgentModel,
+    check_session,
+    divergence_class,
+    frame,
+)
+
+FAST_SEEDS = (1, 3, 4, 8, 13, 29)
+"""Cover the mix: scripted and offline teachers, job timeouts, failures, a shutdown
+mid-turn, two sockets at once, aborts (checked below)."""
+SOAK_SESSIONS = 120
+
+
+def _run(seeds) -> tuple[Counter, Counter, list[str], list[str]]:
+    """(features seen, divergence classes, divergences of sessions that ran to their end,
+    divergences of sessions whose server was shut down mid-turn)."""
+    features: Counter = Counter()
+    classes: Counter = Counter()
+    diverged: list[str] = []
+    stopped: list[str] = []
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            # Its own event loop per session, as each recorded server had.
+            recorded, divergence = anyio.run(check_session, Path(tmp), seed)
+        features.update(recorded.features)
+        features.update(f"job_{fate}" for fate in recorded.job_fates)
+        if divergence:
+            classes[divergence_class(divergence)] += 1
+            shut = "shutdown" in recorded.features
+            (stopped if shut else diverged).append(f"seed {seed}: {divergence}")
+    return features, classes, diverged, stopped
+
+
+def test_generated_sessions_replay_identically():
+    features, classes, diverged, stopped = _run(FAST_SEEDS)
+    assert not diverged + stopped, f"{dict(classes)}\nfirst: {(diverged + stopped)[0]}"
+    for wanted in ("scripted", "offline", "abort", "answer", "two_sockets_at_once"):
+        assert features[wanted], (wanted, features)
+    assert features["shutdown"] and features["job_slow"] and features["job_error"], features
+
+
+@pytest.mark.soak
+def test_a_hundred_and_twenty_generated_sessions_replay_identically():
+    """Every session that ran to its end replays identically. Sessions whose server was
+    shut down while jobs ran beside the turn are counted apart: a job cancelled by the
+    shutdown outside a model stream (queued, or saving its state) is a known gap, rare and
+    timing-dependent (0-2 of ~18 such sessions a run), printed with its classes."""
+    started = time.perf_counter()
+    features, classes, diverged, stopped = _run(range(1000, 1000 + SOAK_SESSIONS))
+    took = time.perf_counter() - started
+    print(
+        f"\n{SOAK_SESSIONS} sessions in {took:.0f} s; features {dict(features)};"
+        f" diverged {len(diverged)}, shut down and diverged {len(stopped)}: {dict(classes)}"
+    )
+    assert not diverged, f"{len(diverged)} diverged {dict(classes)}\nfirst: {diverged[0]}"
+    assert len(stopped) <= features["shutdown"] // 4, stopped[0]
+    assert features["shutdown"] >= 5 and features["job_slow"] >= 10, features
+    assert features["scripted"] >= 20 and features["two_sockets_at_once"] >= 20, features
+
+
+# -- the classes found, each pinned by a deterministic session --------------------------
+
+
+async def _record_job_session(data: Path, fates: list[str], teacher_steps) -> str:
+    """A chat on a scripted teacher with model-backed sub-agents playing `fates`."""
+    settings = Settings(
+        data_dir=data,
+        model="scripted/t",
+        subagent_model="scripted/sub",
+        job_timeout_s=JOB_TIMEOUT_S,
+    )
+    stores = build_stores(data)
+    tracer = Tracer.recording(stores, settings)
+    sub = SubAgentModel(random.Random(0), [], script=fates)
+    _, _, agents = traced_roles(settings, tracer, (None, None), None, lambda _: sub)
+    async with open_services(
+        settings,
+        model=ScriptedModel(teacher_steps),
+        clock=FixedClock(),
+        ids=SequentialIds(),
+        stores=stores,
+        subagents=agents,
+        tracer=tracer,
+    ) as services:
+        record = await services.handler.create_chat()
+        await _dispatch(services, Connection(record.id), frame("user_message", text="go"))
+        await settle(services, record.id)
+        await tracer.flush(record.id)
+    return record.id
+
+
+async def test_a_job_that_timed_out_replays_at_once(tmp_path: Path):
+    """The job's slow stream was cut by its timeout: the replay times it out at the cut
+    (not after the wall-clock budget, 120 s by default) under the recorded limit."""
+    research = tool_reply([("c1", "research", {"question": "why?"})])
+    steps = [research, text_reply("Meanwhile, read on."), text_reply("The note failed.")]
+    chat = await _record_job_session(tmp_path / "data", ["slow"], steps)
+    stores = build_stores(tmp_path / "data")
+    recorded = expand_blobs(await stores.traces.read(chat))
+    finished = [e for e in recorded if isinstance(e, JobTraceEvent) and e.phase == "finished"]
+    assert '"timed out after 0.05 s"' in finished[0].detail
+    started = time.perf_counter()
+    result = await run_replay(stores, chat, tmp_path / "replay", stall_s=2.0)
+    assert result.ok, result.divergence.render()  # type: ignore[union-attr]
+    assert time.perf_counter() - started < 1.0
+    again = [e for e in result.events if isinstance(e, JobTraceEvent) and e.phase == "finished"]
+    assert again[0].detail == finished[0].detail
+
+
+async def test_a_call_is_recorded_when_its_final_message_arrives():
+    """A caller that stops reading at `ModelDone` (structured sub-agent answers) leaves the
+    stream open until garbage collection: the call is recorded then, not at close, so a
+    unit's calls are recorded in the order they were made."""
+    traces = MemoryTraceStore()
+    tracer = Tracer(traces, MemoryChatStore(), MemoryGraphStore(), timer=lambda: 0.0)
+    model = tracer.model(ScriptedModel([text_reply("first"), text_reply("second")]))
+    request = ModelRequest(role="researcher", messages=[ModelMessage(role="user", content="q")])
+    streams = []
+    with tracer.enter("c1", "job:job-1"):
+        for _ in range(2):
+            stream = model.stream(request)
+            streams.append(stream)  # kept open, as an unfinished generator is
+            async for event in stream:
+                if isinstance(event, ModelDone):
+                    break
+    await tracer.flush("c1")
+    calls = [e for e in traces.events["c1"] if isinstance(e, ModelCallEvent)]
+    assert [c.key for c in calls] == ["job:job-1/researcher#0", "job:job-1/researcher#1"]
+    assert calls[0].response is not None and calls[0].response.content == "first"
+    for stream in streams:
+        await stream.aclose()
+    await tracer.flush("c1")
+    assert len([e for e in traces.events["c1"] if isinstance(e, ModelCallEvent)]) == 2
+
+
+async def test_a_failed_chat_write_is_a_sync_point_and_replays_to_a_cut_recording(
+    tmp_path: Path,
+):
+    """`plan_init` twice: the second write is refused ("a plan already exists") after it saw
+    the chat. It is recorded as a sync point; a recording that ends right after it (the
+    server stopped) replays up to there (before: the replay held the turn at the refused
+    write, waiting for the turn's next recorded sync point, and missed the tool run)."""
+    twice = tool_reply([("p1", "plan_init", PLAN), ("p2", "plan_init", PLAN)])
+    chat = await _record_job_session(tmp_path / "data", [], [twice, text_reply("Planned.")])
+    stores = build_stores(tmp_path / "data")
+    events = expand_blobs(await stores.traces.read(chat))
+    refused = next(e for e in events if isinstance(e, ToolRunEvent) and e.error)
+    assert "a plan already exists" in refused.error
+    before = [e for e in events if e.seq < refused.seq and e.scope == "turn:1"]
+    marks = [e.mark for e in before if isinstance(e, MarkEvent)]
+    assert marks[-2:] == ["write", "write"]  # the plan write, then the refused one
+    # The same session, stopped after the refused write's tool run, as the turn's next
+    # write (its clock drawn) waited.
+    end = next(e.seq for e in events if e.seq > refused.seq and isinstance(e, MarkEvent))
+    cut = [e for e in events if e.seq < end]
+    assert isinstance(cut[-1], ClockEvent) and isinstance(cut[-2], OutboundFrameEvent)
+    data = tmp_path / "cut"
+    await build_stores(data).traces.append(chat, cut)
+    result = await run_replay(build_stores(data), chat, tmp_path / "replay", stall_s=2.0)
+    assert result.ok, result.divergence.render()  # type: ignore[union-attr]
+    assert result.ends_inside_turn == 1
+
+
+def test_divergence_classes_mask_numbers_and_ids():
+    text = "FIRST DIVERGENCE at recorded event #584: model call job:job-0002/visual_maker#0"
+    assert divergence_class(text) == "model call job:job-N/visual_maker#N"
+    assert msgspec.json.decode(frame("abort")) == {"type": "abort"}
