@@ -24,7 +24,9 @@ class KeyedLocks:
         """Hold `key`'s lock for the block (cancellation while waiting included)."""
         lock = self._locks.get(key)
         if lock is None:
-            lock = self._locks[key] = anyio.Lock()
+            # fast_acquire: a free lock is taken without a loop pass (a waiter still
+            # queues FIFO); holders here always await I/O, so no one starves.
+            lock = self._locks[key] = anyio.Lock(fast_acquire=True)
         try:
             async with lock:
                 yield
