@@ -10,6 +10,7 @@ Rules the teacher follows (enforced by the turn loop, not by trust):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -33,11 +34,16 @@ class RenderedPrompt:
     text: str
 
 
+@functools.cache
 def load_template() -> str:
+    """The packaged teacher prompt, read once per process (a turn re-read the file)."""
     return resources.files("backend.agent").joinpath("prompts", TEMPLATE_ID).read_text("utf-8")
 
 
+@functools.lru_cache(maxsize=64)
 def render_system_prompt(graph_context: str, template: str | None = None) -> RenderedPrompt:
+    """The system prompt for a context block; the same inputs give the very same prompt, so
+    a session's turns (and sessions on the same graph) share one rendered copy."""
     body = template if template is not None else load_template()
     digest = hashlib.sha256(body.encode()).hexdigest()[:16]
     text = body.rstrip() + "\n"

@@ -1,0 +1,21 @@
+"""The teacher's system prompt: the template and the session's graph block, rendered once
+for the same inputs and shared (a turn used to re-read and re-render it)."""
+
+from __future__ import annotations
+
+from backend.agent.teacher import TEMPLATE_ID, load_template, render_system_prompt
+
+
+def test_the_same_block_renders_the_very_same_prompt_and_a_new_block_a_new_one():
+    block = "- fractions: a part of a whole (mastered)\n"
+    first = render_system_prompt(block)
+    assert render_system_prompt("".join(list(block))) is first  # equal block: one copy
+    assert first.template_id == TEMPLATE_ID
+    assert first.text.startswith(load_template().rstrip()) and block.strip() in first.text
+    other = render_system_prompt("- photosynthesis: light to sugar\n")
+    assert other is not first and "photosynthesis" in other.text
+    custom = render_system_prompt(block, "You are a terse tutor.")
+    assert (
+        custom.text.startswith("You are a terse tutor.")
+        and custom.template_hash != first.template_hash
+    )
