@@ -17,6 +17,11 @@ on a temp data dir against a chat's trace:
   that ends inside a turn (the server was shut down mid-turn) replays up to there: the
   call it was streaming gives what the learner saw of it, and that turn is held where the
   recording stops (`ReplayResult.ends_inside_turn`; the CLI says so and exits 0).
+- A recording that ends with a shutdown, written by a recorder that keeps every unit's
+  cancellation path (`replay_shutdown`), replays through it: each unit the shutdown cut
+  (a turn, a job queued, starting or streaming, an extraction run) is held where it was
+  cut, then the replay shuts its own services down and those paths are compared too
+  (`ReplayResult.shutdown_cut`). Older traces, or one cut short, replay up to their end.
 The replay's own trace is then compared, unit by unit, with the recording: the first
 difference (in recorded order) is reported with both versions and a unified diff. Both
 traces are compared expanded (`read_expanded`): interned text is restored, so a trace
@@ -27,7 +32,8 @@ result as a new chat (`forked_from`) in the target data dir; the fork runs on a 
 so it never writes the learner's real graph.
 
 Modules: this one drives a replay (and forks, and the CLI); `replay_cassette` holds the
-cassette (values, sync gate, runtime divergences), `replay_diff` compares and diffs traces.
+cassette (values, sync gate, runtime divergences), `replay_shutdown` reads a recorded
+shutdown, `replay_diff` compares and diffs traces.
 """
 
 from __future__ import annotations
@@ -174,38 +180,40 @@ async def run_replay(
     inbound = [
         e for e in recorded if isinstance(e, InboundFrameEvent) and e.seq < cassette.fork_seq
     ]
-    async with open_services(
-        settings,
-        model=teacher,
-        clock=SystemClock(),
-        ids=RandomIds(),
-        stores=stores,
-        tracer=tracer,
-        template=template,
-    ) as services:
-        await stores.chats.create(record)
-        await tracer.chat_created(record)
-        connection = Connection(new_id)
-        with anyio.move_on_after(_budget(recorded, stall_s)):
-            # The learner unit's sync points are its frames and what they read: a frame
-            # waits for its own ordinal among them.
-            ordinal = {seq: n for n, seq in enumerate(cassette.sync_seqs.get("learner", []))}
-            for event in inbound:
-                gate = cassette.gate("learner", ordinal[event.seq])
-                if not await _wait(cassette, gate, stall_s):
-                    break
-                cut = cassette.aborts.get(event.seq)
-                # An abort lands where it landed when recorded: once the call it cut has
-                # yielded what it had yielded then.
-                if cut is not None and not await _wait(cassette, cassette.reached(cut), stall_s):
-                    break
-                await _dispatch(services, connection, event.frame)
-            await _settle(services, tracer, cassette, new_id, 0 if live else len(recorded), stall_s)
-        # What the replay did up to here is compared; held units are released to shut down.
-        await tracer.flush(new_id)
-        replayed = read_expanded(await stores.traces.read(new_id), new_id)
-        runtime = list(cassette.divergences)
-        cassette.close()
+    async with anyio.create_task_group() as watchdog:
+        with anyio.CancelScope() as server:
+            async with open_services(
+                settings,
+                model=teacher,
+                clock=SystemClock(),
+                ids=RandomIds(),
+                stores=stores,
+                tracer=tracer,
+                template=template,
+            ) as services:
+                await stores.chats.create(record)
+                await tracer.chat_created(record)
+                expected = 0 if live else len(recorded)
+                with anyio.move_on_after(_budget(recorded, stall_s)):
+                    await _feed(services, cassette, Connection(new_id), inbound, stall_s)
+                    await _settle(services, tracer, cassette, new_id, expected, stall_s)
+                if cassette.shutdown is None:
+                    # What the replay did up to here is compared; held units are released.
+                    await tracer.flush(new_id)
+                    replayed = read_expanded(await stores.traces.read(new_id), new_id)
+                    runtime = list(cassette.divergences)
+                    cassette.close()
+                else:
+                    # The recording ends with a shutdown: so does the replay, here. Each held
+                    # unit takes its recorded cancellation path (its sync points gated as
+                    # recorded); all of it is compared. A path that stalls is released.
+                    watchdog.start_soon(_release_when_stalled, cassette, stall_s)
+                    server.cancel()
+        if cassette.shutdown is not None:
+            replayed = read_expanded(await stores.traces.read(new_id), new_id)
+            runtime = list(cassette.divergences)
+            cassette.close()
+        watchdog.cancel_scope.cancel()
     result = ReplayResult(chat_id=chat_id, events=replayed)
     if live:
         await tracer.flush(new_id)  # a fork keeps everything its live part did
@@ -213,8 +221,38 @@ async def run_replay(
         result.fork_id = new_id
         return result
     result.ends_inside_turn = cassette.ends_inside_turn
+    if cassette.shutdown is not None:
+        result.shutdown_cut = sorted(cassette.shutdown.units)
     compare(recorded, replayed, runtime, result, unrecorded=cassette.unrecorded)
     return result
+
+
+async def _feed(
+    services, cassette: Cassette, connection: Connection, inbound, stall_s: float
+) -> None:
+    """The recorded learner frames, each once its recorded turn comes."""
+    # The learner unit's sync points are its frames and what they read: a frame waits for
+    # its own ordinal among them.
+    ordinal = {seq: n for n, seq in enumerate(cassette.sync_seqs.get("learner", []))}
+    for event in inbound:
+        gate = cassette.gate("learner", ordinal[event.seq])
+        if not await _wait(cassette, gate, stall_s):
+            return
+        cut = cassette.aborts.get(event.seq)
+        # An abort lands where it landed when recorded: once the call it cut has yielded
+        # what it had yielded then.
+        if cut is not None and not await _wait(cassette, cassette.reached(cut), stall_s):
+            return
+        await _dispatch(services, connection, event.frame)
+
+
+async def _release_when_stalled(cassette: Cassette, stall_s: float) -> None:
+    """After the replay's shutdown: if its units have not all ended within `stall_s` (one
+    waits at a sync point the recording's order never gives it), release them."""
+    with anyio.move_on_after(stall_s):
+        await cassette.failed.wait()
+        await anyio.sleep(0.05)  # let the diverged unit finish and record its end
+    cassette.close()
 
 
 def _first_clock(events: Sequence[AnyTraceEvent]) -> datetime:
@@ -262,7 +300,10 @@ async def _settle(
             await anyio.sleep(0.05)  # let the diverged turn finish and record its end
             return
         count = tracer.emitted(chat_id)
-        if expected:
+        if cassette.shutdown is not None:
+            # It shuts down as the recording did: once every unit is where it was cut.
+            done = cassette.ready()
+        elif expected:
             done = count >= expected
         else:
             done = not (
@@ -270,8 +311,9 @@ async def _settle(
                 or bool(services.jobs and services.jobs.active_ids())
                 or services.extraction._flight.in_flight(chat_id)
             )
-        # A recording that ends inside a turn: that turn is held where it ends.
-        done = (done or cassette.at_end()) and not cassette.remaining()
+        if cassette.shutdown is None:
+            # A recording that ends inside a turn: that turn is held where it ends.
+            done = (done or cassette.at_end()) and not cassette.remaining()
         if count != last:
             last, quiet, idle_for = count, 0, 0.0
         elif done:
@@ -359,7 +401,12 @@ def cli(
             f"replay {chat_id}: identical ({result.compared} events, {result.frames} frames,"
             f" {result.checkpoints} checkpoints)"
         )
-        if result.ends_inside_turn:
+        if result.shutdown_cut:
+            print(
+                f"recording ends with a shutdown that cut {', '.join(result.shutdown_cut)}:"
+                " the replay shut down there too"
+            )
+        elif result.ends_inside_turn:
             print(
                 f"recording ends inside turn {result.ends_inside_turn} (the server stopped"
                 " mid-turn): replayed up to there"

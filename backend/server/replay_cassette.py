@@ -13,8 +13,10 @@ import anyio
 import msgspec
 
 from backend.core.errors import ModelError
+from backend.server.replay_shutdown import shutdown_plan
 from backend.server.tracing_core import (
     ReplayDivergence,
+    is_abort,
     is_sync,
     request_hash,
     turn_of,
@@ -105,6 +107,18 @@ class Cassette:
         """Calls the recording ends inside, never written: what the replay gives them."""
         self.held: set[str] = set()
         """Units held where their recording ends (a sync point or a call it never got past)."""
+        self.shutdown = (
+            shutdown_plan(
+                events, _config(events), self.shutdown_cuts, _abort_frames(events), self.aborts
+            )
+            if fork_turn is None
+            else None
+        )
+        """The recorded shutdown the replay ends with (None: it ends when its events do)."""
+        if self.shutdown is not None:
+            self.landings.update(self.shutdown.landings)
+        self.parked: dict[str, int] = {}
+        """Units waiting at a sync point recorded after a cancellation path began."""
 
     def live(self, key: str) -> bool:
         if self.fork_turn is None:
@@ -157,8 +171,22 @@ class Cassette:
                 await self.changed.wait()
             return
         target = seqs[n]
-        while not self._clear(key, target) and not self.closed:
-            await self.changed.wait()
+        if self._clear(key, target) or self.closed:
+            return
+        # Waiting for a cancellation path recorded before this point: it comes once the
+        # replay has shut down, so the unit is as far as it can get before then.
+        parked = self.shutdown is not None and target > self.shutdown.start
+        if parked:
+            self.parked[key] = self.parked.get(key, 0) + 1
+            self._notify()
+        try:
+            while not self._clear(key, target) and not self.closed:
+                await self.changed.wait()
+        finally:
+            if parked:
+                self.parked[key] -= 1
+                if not self.parked[key]:
+                    del self.parked[key]
 
     async def cut(self, key: str) -> None:
         """Model call `key` has yielded every chunk it yielded when recorded, and was then
@@ -177,12 +205,46 @@ class Cassette:
         raise ReplayDivergence(f"replay over: model call {key} was cut when recorded")
 
     async def landing(self, key: str, n: int) -> None:
-        """Unit `key` has passed its sync point `n` uncancelled: if its recorded abort took
-        effect right there, hold it until the replayed one lands (or the replay ends)."""
+        """Unit `key` has passed its sync point `n` uncancelled: if its recorded abort (or
+        the shutdown) took effect right there, hold it until the replayed one lands (or the
+        replay ends)."""
         if self.landings.get(key) != n:
             return
+        if self.shutdown is not None and key in self.shutdown.landings:
+            self._hold(key)
         while not self.closed:
             await self.changed.wait()
+
+    async def stop(self, key: str, n: int = -1, call: str = "", point: str = "") -> None:
+        """Unit `key` is about to pass its sync point `n` (or make model call `call`; or as
+        a job, reach `point`: "start", queueing for its slot, or "running", saving that
+        state): if that is past where the recorded shutdown stopped it, hold it here — not
+        shielded, so the replay's own shutdown cancels it right here, as the recording's
+        did."""
+        plan = self.shutdown
+        if plan is None:
+            return
+        if point:
+            past = key in (plan.queued if point == "start" else plan.started)
+        elif call:
+            # A cut job or extraction run stopped before this call (a turn's is a divergence).
+            past = key in plan.units and not key.startswith("turn:") and call not in self.calls
+        else:
+            past = n >= len(self.sync_seqs.get(key, ()))
+        if not past:
+            return
+        self._hold(key)
+        while not self.closed:
+            await self.changed.wait()
+
+    def ready(self) -> bool:
+        """Whether the replay may shut down as the recording did: every sync point recorded
+        before the first cancellation path has passed and each cut unit is held at its cut."""
+        plan = self.shutdown
+        if plan is None:
+            return False
+        before = all(seq in self._done for seq, _ in self.pending if seq < plan.start)
+        return before and plan.expect <= self.held | self.parked.keys()
 
     async def reached(self, key: str) -> None:
         """Until model call `key` waits at its recorded cut (see `cut`)."""
@@ -262,6 +324,17 @@ class Cassette:
         self._notify()
 
 
+def _config(events: Sequence[AnyTraceEvent]) -> dict[str, str]:
+    """The recorded session's config (its first turn's)."""
+    return next(
+        (e.config for e in events if isinstance(e, MarkEvent) and e.mark == "turn_started"), {}
+    )
+
+
+def _abort_frames(events: Sequence[AnyTraceEvent]) -> list[int]:
+    return [e.seq for e in events if isinstance(e, InboundFrameEvent) and is_abort(e.frame)]
+
+
 def _fork_seq(events: Sequence[AnyTraceEvent], fork_turn: int | None) -> int:
     if fork_turn is None:
         return 1 << 62
@@ -290,7 +363,7 @@ def _cancellations(
     for event in events:
         if event.seq >= fork_seq:
             break
-        if isinstance(event, InboundFrameEvent) and _is_abort(event.frame):
+        if isinstance(event, InboundFrameEvent) and is_abort(event.frame):
             frames.append(event.seq)
         elif isinstance(event, MarkEvent) and event.mark == "turn_started":
             started[event.turn] = event.seq
@@ -356,14 +429,6 @@ def _in_flight_text(events: Sequence[AnyTraceEvent], turn: int) -> tuple[int, li
             frame = msgspec.json.decode(event.frame)
             texts.append(frame.get("delta", "") if isinstance(frame, dict) else "")
     return seq, texts
-
-
-def _is_abort(frame: str) -> bool:
-    try:
-        data = msgspec.json.decode(frame)
-    except msgspec.DecodeError:
-        return False
-    return isinstance(data, dict) and data.get("type") == "abort"
 
 
 class NoLiveModel:

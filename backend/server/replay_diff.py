@@ -39,6 +39,9 @@ class ReplayResult:
     fork_id: str = ""
     ends_inside_turn: int = 0
     """The turn the recording ends inside (the server stopped mid-turn), else 0."""
+    shutdown_cut: list[str] = field(default_factory=list)
+    """Units a recorded shutdown cut (the replay shut down at the same point and compared
+    their cancellation paths too), in order."""
     events: list[AnyTraceEvent] = field(default_factory=list)
 
     @property

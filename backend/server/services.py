@@ -186,7 +186,7 @@ async def open_services(
     model = tracer.model(model or build_teacher_model(settings))
     extractor, auditor, agents = traced_roles(settings, tracer, extraction_stages, subagents)
     hub = ChatHub(tracer)
-    async with anyio.create_task_group() as task_group:
+    async with _units_then_flush(tracer) as task_group:
         seams = TurnSeams(chats=stores.chats, clock=clock)
         handler = ChatHandler(
             chats=stores.chats,
@@ -243,6 +243,7 @@ async def open_services(
             max_per_chat=settings.max_jobs_per_chat,
             max_global=settings.max_jobs_global,
             timeout_s=settings.job_timeout_s,
+            on_start=tracer.job_starting if tracer.player is not None else None,
         )
         seams.graph_context = _context_markdown(graph)
         seams.extraction = services.extraction.maybe_trigger
@@ -254,9 +255,24 @@ async def open_services(
             yield services
         finally:
             with anyio.CancelScope(shield=True):
+                # Every unit is cancelled at once (turns, jobs, extraction runs), as when the
+                # server's own scope is cancelled: a replay shuts down the same way.
+                task_group.cancel_scope.cancel()
                 await services.jobs.shutdown()
                 await tracer.flush_all()
-            task_group.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _units_then_flush(tracer: Tracer) -> AsyncIterator[TaskGroup]:
+    """The app's task group; once every unit in it has ended (at a shutdown: each one's
+    cancellation path, a turn's last write and checkpoint included), the trace is written
+    in full, so a replay can shut down where the recording did and compare everything."""
+    try:
+        async with anyio.create_task_group() as task_group:
+            yield task_group
+    finally:
+        with anyio.CancelScope(shield=True):
+            await tracer.flush_all()
 
 
 def _context_markdown(graph: GraphReader):

@@ -63,6 +63,7 @@ from backend.server.tracing_core import (
 from backend.server.tracing_hooks import TraceHooks
 from backend.server.tracing_ports import (
     ExpandedTraces,
+    ReplayJobStore,
     TraceSink,
     TracingChatStore,
     TracingClock,
@@ -331,12 +332,17 @@ class Tracer(TraceHooks):
         counts (its caller records it too)."""
         player = self.player
         turn = is_turn_unit(scope.key)
+        if player is not None:
+            # Past where a recorded shutdown stopped the unit: held (and cancelled) here.
+            await player.stop(scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0))
         guard = anyio.CancelScope(shield=True) if turn else _NO_GUARD
         with guard:
             if player is not None:
-                await player.gate(
-                    scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0)
-                )
+                # A replay's wait, never a cancel point (the recording did not wait here).
+                with anyio.CancelScope(shield=True):
+                    await player.gate(
+                        scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0)
+                    )
             lock = self._state_locks.get(scope.chat_id)
             if lock is None:
                 lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
@@ -370,8 +376,11 @@ class Tracer(TraceHooks):
         its sync point `n`. Remembered for its checkpoint (`cut_after_sync`); a replay
         holds the turn here if its recording was cut here, until the replayed abort lands."""
         try:
-            await checkpoint_if_cancelled()
-            if self.player is not None:
+            if self.player is None:
+                await checkpoint_if_cancelled()
+            else:
+                # A replay lands a cancellation only where it landed when recorded: a turn
+                # on its way there after the replay's shutdown passes the others.
                 await self.player.landing(scope.key, n)
         except anyio.get_cancelled_exc_class():
             self._cuts.setdefault((scope.chat_id, scope.key), n)
@@ -447,7 +456,7 @@ class Tracer(TraceHooks):
         return type(stores)(
             chats=TracingChatStore(stores.chats, self),
             graph=TracingGraphStore(stores.graph, self),
-            jobs=stores.jobs,
+            jobs=stores.jobs if self.player is None else ReplayJobStore(stores.jobs, self.player),
             traces=traces,
         )
 

@@ -72,6 +72,15 @@ def was_cancelled(call: ModelCallEvent) -> bool:
     return call.cancelled or (call.response is None and not call.error)
 
 
+def is_abort(frame: str) -> bool:
+    """Whether a recorded learner frame is an abort."""
+    try:
+        data = msgspec.json.decode(frame)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(data, dict) and data.get("type") == "abort"
+
+
 def contained(hook):
     """A recording hook never breaks the lesson: a failure is logged, never raised."""
 
@@ -202,6 +211,7 @@ class Player(Protocol):
     async def gate(self, key: str, n: int) -> None: ...
     async def cut(self, key: str) -> None: ...
     async def landing(self, key: str, n: int) -> None: ...
+    async def stop(self, key: str, n: int = -1, call: str = "", point: str = "") -> None: ...
     def passed(self, key: str, n: int) -> None: ...
 
 

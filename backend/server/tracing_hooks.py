@@ -238,6 +238,14 @@ class TraceHooks:
         key = scope.key if scope is not None and scope.chat_id == chat_id else "server"
         self.emit(chat_id, OutboundFrameEvent(seq=0, scope=key, turn=turn_of(key), frame=text))
 
+    async def job_starting(self, job: Any) -> None:
+        """Replay only: a job about to queue for its slot. If its recording shows it
+        cancelled before it started (the server shut down), it is held here until the
+        replay's shutdown cancels it (nothing is recorded)."""
+        player = getattr(self, "player", None)
+        if player is not None:
+            await player.stop(f"job:{job.id}", point="start")
+
     @contained
     async def job(self, chat_id: str, job_id: str, phase: str, detail: str = "") -> None:
         scope = current_scope()

@@ -162,6 +162,7 @@ class TracingModel:
         )
         player = tracer.player
         if player is not None and not player.live(scope.key):
+            await player.stop(scope.key, call=key)  # a recorded shutdown stopped it before
             recorded = player.call(key, request)  # raises ReplayDivergence
             tracer.emit(scope.chat_id, msgspec.structs.replace(recorded, scope=scope.key))
             for event in replay_events(recorded):
@@ -310,6 +311,26 @@ class TracingGraphStore:
                 await self.inner.append(batch)
             finally:
                 self.tracer.graph_changed()
+
+
+class ReplayJobStore:
+    """`JobStore` of a replay: a job saving its `running` state is a point where a
+    recorded shutdown may have stopped it (`Player.stop`); nothing is recorded."""
+
+    def __init__(self, inner: Any, player: Any) -> None:
+        self.inner = inner
+        self.player = player
+
+    async def save(self, job: Any) -> None:
+        if job.status == "running":
+            await self.player.stop(f"job:{job.id}", point="running")
+        await self.inner.save(job)
+
+    async def get(self, job_id: str) -> Any:
+        return await self.inner.get(job_id)
+
+    async def list_all(self) -> list[Any]:
+        return await self.inner.list_all()
 
 
 class TracingPipeline:

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from backend.core.ports import ChatModel
 
+SHUTDOWN_KEY = "shutdown_paths"
+SHUTDOWN_RECORDED = "recorded"
+
 if TYPE_CHECKING:
     from backend.server.tracing import Tracer
 
@@ -23,6 +26,9 @@ def role_config(settings: Any) -> dict[str, str]:
         "job_timeout_s": repr(float(settings.job_timeout_s)),
         "max_jobs_per_chat": str(settings.max_jobs_per_chat),
         "max_jobs_global": str(settings.max_jobs_global),
+        # This recorder writes a shutdown's cancellation paths in full (every unit's last
+        # events): a replay of it shuts down where the recording did (`replay_shutdown`).
+        SHUTDOWN_KEY: SHUTDOWN_RECORDED,
     }
 
 

@@ -70,8 +70,12 @@ class JobRunner:
         max_per_chat: int,
         max_global: int,
         timeout_s: float,
+        on_start: OnUpdate | None = None,
     ) -> None:
         self._chats, self._jobs, self._tg = chats, jobs, task_group
+        self._on_start = on_start
+        """Awaited in a job's task before it queues for its slot (a replay's hold point: a
+        job its recording shows cancelled before it started waits there to be cancelled)."""
         self._agents = dict(agents)
         self._clock, self._ids, self._on_update = clock, ids, on_update
         self._max_per_chat, self._timeout_s = max_per_chat, timeout_s
@@ -112,7 +116,10 @@ class JobRunner:
             created_at=self._clock.now(),
         )
         await self._chats.update(chat_id, lambda record: attach_job(record, job))
-        await self._jobs.save(job)
+        # Once its part is attached, a job is saved and started whatever cancels the caller
+        # (an abort, a shutdown): a cancellation lands after, not between (nor in a save).
+        with anyio.CancelScope(shield=True):
+            await self._jobs.save(job)
         context = replace(context or SubAgentContext(), chat_id=chat_id, job_id=job.id)
         self._start(job, agent, args, context)
         log.info("[job %s] submitted: %s for chat %s", job.id, kind, chat_id)
@@ -151,6 +158,8 @@ class JobRunner:
         self, job: Job, agent: SubAgent, args: JobArgs, context: SubAgentContext
     ) -> None:
         try:
+            if self._on_start is not None:
+                await self._on_start(job)
             async with self._slot(job.chat_id):
                 job = msgspec.structs.replace(job, status="running", started_at=self._clock.now())
                 await self._jobs.save(job)
@@ -264,6 +273,7 @@ def create_job_runner(
     max_per_chat: int = 2,
     max_global: int = 4,
     timeout_s: float = 120.0,
+    on_start: OnUpdate | None = None,
 ) -> JobRunner:
     """A job runner whose jobs live on `task_group` (owned by the app's lifespan)."""
     return JobRunner(
@@ -277,4 +287,5 @@ def create_job_runner(
         max_per_chat=max_per_chat,
         max_global=max_global,
         timeout_s=timeout_s,
+        on_start=on_start,
     )
