@@ -187,10 +187,12 @@ async def record_shutdown_mid_turn(
     model: Planner,
     fs: OsFileOps | None = None,
     meanwhile: AbortAt | None = None,
+    idle_abort: bool = False,
 ) -> str:
     """A chat: a short turn, then the long one, during which (when `stop_at` returns) the
     server shuts down — its services are cancelled, as at a SIGTERM — while `meanwhile`
-    runs beside it. The recording ends inside turn 2."""
+    runs beside it. With `idle_abort`, the learner sends an abort between the two turns
+    (when nothing runs: it does nothing)."""
     settings = Settings(data_dir=data_dir)
     stores = build_stores(data_dir, fs=fs)
     tracer = Tracer.recording(stores, settings)
@@ -208,6 +210,8 @@ async def record_shutdown_mid_turn(
                 connection = Connection(record.id)
                 await _dispatch(services, connection, frame("user_message", text="hello"))
                 await settle(services, record.id)
+                if idle_abort:
+                    await _dispatch(services, connection, frame("abort"))
                 await _dispatch(services, connection, frame("user_message", text=LONG))
                 await stop_at()
                 if meanwhile is not None:

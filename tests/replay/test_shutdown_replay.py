@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import msgspec
+import pytest
 
 from backend.server.replay import cli, run_replay
 from backend.server.stores import build_stores
@@ -67,10 +68,15 @@ async def test_a_server_stopped_mid_stream_replays_through_its_shutdown(tmp_path
     assert result.checkpoints == 2
 
 
-async def test_a_server_stopped_during_a_write_replays_through_its_shutdown(tmp_path: Path):
+@pytest.mark.parametrize("idle_abort", [False, True], ids=["", "after_an_idle_abort"])
+async def test_a_server_stopped_during_a_write_replays_through_its_shutdown(
+    tmp_path: Path, idle_abort: bool
+):
     """Stopped while the turn's (shielded) opening write was on disk: the turn opened,
     then took the shutdown right after its next sync point (`cut_after_sync`, no abort
-    frame); the replay holds it there (it waited for an abort before) and shuts down."""
+    frame); the replay holds it there (it waited for an abort before) and shuts down.
+    An abort the learner sent before the turn was claimed did nothing: it is not taken
+    for the one that cut it."""
     fs = GatedFileOps()
     fs.arm(b'"text":"plan me a lesson"')
 
@@ -83,6 +89,7 @@ async def test_a_server_stopped_during_a_write_replays_through_its_shutdown(tmp_
         model=Planner(),
         fs=fs,
         meanwhile=functools.partial(release_when_blocked, fs),  # it ends during shutdown
+        idle_abort=idle_abort,
     )
     stores = build_stores(tmp_path / "data")
     recorded = expand_blobs(await stores.traces.read(chat))
