@@ -335,14 +335,16 @@ class Tracer(TraceHooks):
         if player is not None:
             # Past where a recorded shutdown stopped the unit: held (and cancelled) here.
             await player.stop(scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0))
-        guard = anyio.CancelScope(shield=True) if turn else _NO_GUARD
+        # In a replay every unit's sync point is shielded: the recording shows this one
+        # passed (a cancellation that came before it is held and delivered by `stop`), and
+        # its gate and lock are waits the recording did not make.
+        shielded = turn or player is not None
+        guard = anyio.CancelScope(shield=True) if shielded else _NO_GUARD
         with guard:
             if player is not None:
-                # A replay's wait, never a cancel point (the recording did not wait here).
-                with anyio.CancelScope(shield=True):
-                    await player.gate(
-                        scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0)
-                    )
+                await player.gate(
+                    scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0)
+                )
             lock = self._state_locks.get(scope.chat_id)
             if lock is None:
                 lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
