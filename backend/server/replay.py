@@ -5,7 +5,8 @@ on a temp data dir against a chat's trace:
 - a cassette answers every model call by its structural key; a request whose hash differs
   from the recording is a divergence (the turn ends as on a model error);
 - clock and id values come from the trace, by unit and ordinal;
-- the recorded learner frames go through the WebSocket dispatcher in order;
+- the recorded learner frames go through the WebSocket dispatcher in order, each socket's
+  (unit `learner:<n>`; older traces: one `learner` unit) on its own;
 - jobs and extraction runs are re-run (offline agents are deterministic; model-backed ones
   answer from the cassette; a job call its job's timeout cut times out at that cut, under
   the recorded `job_timeout_s`), and every sync point — turn and step starts, each unit's
@@ -195,7 +196,7 @@ async def run_replay(
                 await tracer.chat_created(record)
                 expected = 0 if live else len(recorded)
                 with anyio.move_on_after(_budget(recorded, stall_s)):
-                    await _feed(services, cassette, Connection(new_id), inbound, stall_s)
+                    await _feed(services, cassette, new_id, inbound, stall_s)
                     await _settle(services, tracer, cassette, new_id, expected, stall_s)
                 if cassette.shutdown is None:
                     # What the replay did up to here is compared; held units are released.
@@ -227,15 +228,30 @@ async def run_replay(
     return result
 
 
-async def _feed(
-    services, cassette: Cassette, connection: Connection, inbound, stall_s: float
-) -> None:
-    """The recorded learner frames, each once its recorded turn comes."""
-    # The learner unit's sync points are its frames and what they read: a frame waits for
-    # its own ordinal among them.
-    ordinal = {seq: n for n, seq in enumerate(cassette.sync_seqs.get("learner", []))}
+async def _feed(services, cassette: Cassette, chat_id: str, inbound, stall_s: float) -> None:
+    """The recorded learner frames, each socket's (unit's) on its own, as on their sockets:
+    a frame of one socket may be recorded between another's frame and what that frame
+    then reads (an answer, its question), so no socket waits for another's frame to be
+    handled. Older traces have one `learner` unit: their frames go one after another."""
+    units: dict[str, list[InboundFrameEvent]] = {}
     for event in inbound:
-        gate = cassette.gate("learner", ordinal[event.seq])
+        units.setdefault(event.scope, []).append(event)
+    async with anyio.create_task_group() as tg:
+        for unit, frames in units.items():
+            tg.start_soon(
+                _feed_unit, services, cassette, Connection(chat_id), unit, frames, stall_s
+            )
+
+
+async def _feed_unit(
+    services, cassette: Cassette, connection: Connection, unit: str, frames, stall_s: float
+) -> None:
+    """One unit's recorded frames, each once its recorded turn comes."""
+    # The unit's sync points are its frames and what they read: a frame waits for its
+    # own ordinal among them.
+    ordinal = {seq: n for n, seq in enumerate(cassette.sync_seqs.get(unit, []))}
+    for event in frames:
+        gate = cassette.gate(unit, ordinal[event.seq])
         if not await _wait(cassette, gate, stall_s):
             return
         cut = cassette.aborts.get(event.seq)
@@ -243,7 +259,7 @@ async def _feed(
         # what it had yielded then.
         if cut is not None and not await _wait(cassette, cassette.reached(cut), stall_s):
             return
-        await _dispatch(services, connection, event.frame)
+        await _dispatch(services, connection, event.frame, unit)
 
 
 async def _release_when_stalled(cassette: Cassette, stall_s: float) -> None:

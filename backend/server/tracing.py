@@ -15,7 +15,8 @@ units has happened (see `backend.server.replay`). A hook failure is logged, neve
 A sync point is written before it passes, so a unit never yields between a sync point and
 what it does next; decisions on state the trace does not see (the chat's turn slot: claim,
 release) are taken right after one and so replay in recorded order. The task receiving
-learner frames is the `learner` unit.
+learner frames of one socket is that socket's unit, `learner:<n>` (older traces: one
+`learner` unit for every socket).
 
 Nothing secret is recorded: requests are our own `ModelRequest` (no keys, no headers).
 Large repeated text is written once per chat trace by content hash (`flush` interns it,
@@ -29,6 +30,7 @@ face; `tracing_core` (hashes, `Scope`, `Player`), `tracing_hooks` (what the serv
 from __future__ import annotations
 
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, nullcontext
@@ -145,6 +147,8 @@ class Tracer(TraceHooks):
         self._transcripts = TranscriptHasher()
         self._emitted: dict[str, int] = {}
         self._cuts: dict[tuple[str, str], int] = {}
+        self._sockets: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
+        self._socket_counts: dict[str, int] = {}
 
     @classmethod
     def recording(cls, stores: Any, settings: Any, **kwargs: Any) -> Tracer:
@@ -179,6 +183,19 @@ class Tracer(TraceHooks):
         child = key + "~"
         for slot in [s for s in self._counters if s[0] == chat_id and _of_unit(s[1], key, child)]:
             del self._counters[slot]
+
+    def learner_unit(self, chat_id: str, socket: object) -> str:
+        """The unit of the learner frames `socket` sends to `chat_id`: `learner:<n>`, n its
+        ordinal among the chat's sockets. Each socket is its own unit, so a replay feeds
+        each socket's frames on its own (two sockets racing replay as recorded)."""
+        if not self.enabled:
+            return "learner"
+        unit = self._sockets.get(socket)
+        if unit is None:
+            n = self._socket_counts.get(chat_id, 0)
+            self._socket_counts[chat_id] = n + 1
+            unit = self._sockets[socket] = f"learner:{n}"
+        return unit
 
     def counters(self) -> int:
         """How many counters are kept (a recording's stay bounded by its running units)."""

@@ -209,15 +209,16 @@ class TraceHooks:
     # -- hooks: frames, jobs, extraction ------------------------------------------------
 
     @contained
-    async def inbound(self, chat_id: str, raw: str | bytes) -> None:
+    async def inbound(self, chat_id: str, raw: str | bytes, unit: str = "learner") -> None:
         """A learner frame as received (before decoding: bad frames are recorded too).
 
-        The receiving task becomes the chat's `learner` unit: what the frame then reads
+        The receiving task becomes the unit `unit` (its socket's, see
+        `Tracer.learner_unit`; older traces: `learner`): what the frame then reads
         (an answer reads its question) is a sync point, and the turn it claims is claimed
         right after one (nothing awaits in between), so a replay orders it as recorded."""
         if not self.enabled:
             return
-        scope = Scope.here(chat_id, "learner")
+        scope = Scope.here(chat_id, unit)
         SCOPE_VAR.set(scope)
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
 

@@ -69,8 +69,14 @@ def _error(connection: Connection, code: ErrorCode, message: str) -> None:
     connection.offer(ENCODER.encode(ErrorFrame(code=code, message=message[:500])).decode())
 
 
-async def _dispatch(services: Services, connection: Connection, raw: str | bytes) -> None:
-    await services.tracer.inbound(connection.chat_id, raw)
+async def _dispatch(
+    services: Services, connection: Connection, raw: str | bytes, unit: str = ""
+) -> None:
+    """Handle one client frame; traced as the frame of `unit` (a replay names the recorded
+    one), else of the connection's own learner unit."""
+    tracer = services.tracer
+    chat_id = connection.chat_id
+    await tracer.inbound(chat_id, raw, unit or tracer.learner_unit(chat_id, connection))
     try:
         frame = CLIENT_FRAMES.decode(raw)
     except msgspec.DecodeError as exc:
@@ -79,7 +85,6 @@ async def _dispatch(services: Services, connection: Connection, raw: str | bytes
     except RecursionError:
         _error(connection, "bad_frame", "JSON is nested too deeply")
         return
-    chat_id = connection.chat_id
     try:
         match frame:
             case Ping():

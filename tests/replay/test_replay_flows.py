@@ -70,8 +70,8 @@ def test_a_websocket_session_is_traced_and_replays_identically(tmp_path: Path):
     expanded = expand_blobs(stored)
     assert [e.seq for e in expanded] == list(range(len(expanded)))
     assert not any(isinstance(e, OutboundFrameEvent) and e.deltas for e in expanded)
-    # the answer's read of its question is a sync point of the learner unit
-    assert any(e["type"] == "mark" and e["scope"] == "learner" for e in trace)
+    # the answer's read of its question is a sync point of its socket's learner unit
+    assert any(e["type"] == "mark" and e["scope"] == "learner:0" for e in trace)
     result = _replay(tmp_path / "data", chat, tmp_path / "replay")
     assert result.ok, result.divergence.render()  # type: ignore[union-attr]
     assert result.checkpoints >= 3
