@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -109,6 +110,22 @@ async def settle(services: Services, chat_id: str) -> None:
         await anyio.sleep(0.01)
 
 
+def recorded_services(
+    settings: Settings, model, stores, tracer: Tracer, *, subagents=None, clock=None
+) -> AbstractAsyncContextManager[Services]:
+    """The real services as a recorded session runs them: `stores` recorded by `tracer`,
+    a fixed clock and sequential ids (so a replay gets the very same values)."""
+    return open_services(
+        settings,
+        model=model,
+        clock=clock or FixedClock(),
+        ids=SequentialIds(),
+        stores=stores,
+        subagents=subagents,
+        tracer=tracer,
+    )
+
+
 async def record_session(
     data_dir: Path, steps: list[Step], *, every_n: int = 3, model=None, title: str = ""
 ) -> str:
@@ -117,14 +134,7 @@ async def record_session(
     settings = Settings(data_dir=data_dir, every_n_quiz_answers=every_n)
     stores = build_stores(data_dir)
     tracer = Tracer.recording(stores, settings, timer=lambda: 0.0)
-    async with open_services(
-        settings,
-        model=model or OfflineTutor(),
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        stores=stores,
-        tracer=tracer,
-    ) as services:
+    async with recorded_services(settings, model or OfflineTutor(), stores, tracer) as services:
         record = await services.handler.create_chat(title or None)
         connection = Connection(record.id)
         for kind, text in steps:

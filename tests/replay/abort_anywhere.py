@@ -12,7 +12,6 @@ from pathlib import Path
 import anyio
 
 from backend.server.hub import Connection
-from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
@@ -27,8 +26,7 @@ from shared_contracts.model_io import (
     TextChunk,
     ToolCallChunk,
 )
-from tests.fakes import FixedClock, SequentialIds
-from tests.golden.record import settle
+from tests.golden.record import recorded_services, settle
 from tests.replay.abort_session import frame
 
 LONG = "plan me a lesson"
@@ -148,14 +146,7 @@ async def record_abort_anywhere(
     settings = Settings(data_dir=data_dir)
     stores = build_stores(data_dir, fs=fs)
     tracer = Tracer.recording(stores, settings)
-    async with open_services(
-        settings,
-        model=Planner(),
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        stores=stores,
-        tracer=tracer,
-    ) as services:
+    async with recorded_services(settings, Planner(), stores, tracer) as services:
         record = await services.handler.create_chat()
         connection = Connection(record.id)
         await _dispatch(services, connection, frame("user_message", text="hello"))
@@ -198,14 +189,7 @@ async def record_shutdown_mid_turn(
     tracer = Tracer.recording(stores, settings)
     async with anyio.create_task_group() as beside:
         with anyio.CancelScope() as server:
-            async with open_services(
-                settings,
-                model=model,
-                clock=FixedClock(),
-                ids=SequentialIds(),
-                stores=stores,
-                tracer=tracer,
-            ) as services:
+            async with recorded_services(settings, model, stores, tracer) as services:
                 record = await services.handler.create_chat()
                 connection = Connection(record.id)
                 await _dispatch(services, connection, frame("user_message", text="hello"))

@@ -10,14 +10,12 @@ import anyio
 import msgspec
 
 from backend.server.hub import Connection
-from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
 from backend.server.ws import _dispatch
 from shared_contracts.model_io import ModelDone, ModelEvent, ModelMessage, ModelRequest, TextChunk
-from tests.fakes import FixedClock, SequentialIds
-from tests.golden.record import settle
+from tests.golden.record import recorded_services, settle
 
 SLOW = "tell me a long story"
 
@@ -56,14 +54,7 @@ async def record_abort_session(data_dir: Path, delay_s: float = 0.005) -> str:
     stores = build_stores(data_dir)
     tracer = Tracer.recording(stores, settings)
     model = Streamer()
-    async with open_services(
-        settings,
-        model=model,
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        stores=stores,
-        tracer=tracer,
-    ) as services:
+    async with recorded_services(settings, model, stores, tracer) as services:
         record = await services.handler.create_chat()
         connection = Connection(record.id)
         await _dispatch(services, connection, frame("user_message", text=SLOW))

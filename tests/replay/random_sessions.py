@@ -28,7 +28,7 @@ from backend.core.errors import ModelError
 from backend.core.pending import pending_question
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
-from backend.server.services import Services, open_services
+from backend.server.services import Services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, traced_roles
@@ -42,8 +42,7 @@ from shared_contracts.model_io import (
     TextChunk,
     ToolCallChunk,
 )
-from tests.fakes import FixedClock, SequentialIds
-from tests.golden.record import learner_frame, settle
+from tests.golden.record import learner_frame, recorded_services, settle
 
 JOB_TIMEOUT_S = 0.05
 SLOW_S = 0.25
@@ -196,14 +195,8 @@ async def record_random_session(data_dir: Path, seed: int) -> Recorded:
     stop_mid_turn = rng.random() < 0.15
     async with anyio.create_task_group() as beside:
         with anyio.CancelScope() as server:
-            async with open_services(
-                settings,
-                model=teacher,
-                clock=FixedClock(),
-                ids=SequentialIds(),
-                stores=stores,
-                subagents=agents,
-                tracer=tracer,
+            async with recorded_services(
+                settings, teacher, stores, tracer, subagents=agents
             ) as services:
                 record = await services.handler.create_chat()
                 out.chat_id = record.id

@@ -17,15 +17,13 @@ import pytest
 
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
-from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, is_sync
 from backend.server.ws import _dispatch
 from shared_contracts.trace import CheckpointEvent, InboundFrameEvent, MarkEvent, ModelCallEvent
 from shared_contracts.trace_blobs import expand_blobs
-from tests.fakes import FixedClock, SequentialIds
-from tests.golden.record import settle
+from tests.golden.record import recorded_services, settle
 from tests.replay.abort_anywhere import (
     LONG,
     GatedFileOps,
@@ -91,9 +89,7 @@ async def test_a_recording_keeps_no_per_turn_sync_ordinals(tmp_path: Path):
     stores = build_stores(tmp_path)
     tracer = Tracer.recording(stores, settings)
     model = Planner()
-    async with open_services(
-        settings, model=model, clock=FixedClock(), ids=SequentialIds(), stores=stores, tracer=tracer
-    ) as services:
+    async with recorded_services(settings, model, stores, tracer) as services:
         chat = (await services.handler.create_chat()).id
         connection = Connection(chat)
         for text in ("hello", LONG, "again"):

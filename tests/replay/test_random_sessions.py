@@ -19,7 +19,6 @@ import pytest
 
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
-from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, traced_roles
@@ -40,11 +39,10 @@ from tests.fakes import (
     MemoryGraphStore,
     MemoryTraceStore,
     ScriptedModel,
-    SequentialIds,
     text_reply,
     tool_reply,
 )
-from tests.golden.record import settle
+from tests.golden.record import recorded_services, settle
 from tests.replay.random_sessions import (
     JOB_TIMEOUT_S,
     PLAN,
@@ -122,14 +120,8 @@ async def _record_job_session(data: Path, fates: list[str], teacher_steps) -> st
     tracer = Tracer.recording(stores, settings)
     sub = SubAgentModel(random.Random(0), [], script=fates)
     _, _, agents = traced_roles(settings, tracer, (None, None), None, lambda _: sub)
-    async with open_services(
-        settings,
-        model=ScriptedModel(teacher_steps),
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        stores=stores,
-        subagents=agents,
-        tracer=tracer,
+    async with recorded_services(
+        settings, ScriptedModel(teacher_steps), stores, tracer, subagents=agents
     ) as services:
         record = await services.handler.create_chat()
         await _dispatch(services, Connection(record.id), frame("user_message", text="go"))
@@ -248,14 +240,13 @@ async def _record_stopped_jobs(
         [("r1", "research", {"question": "why?"}), ("r2", "research", {"question": "how?"})]
     )
     with anyio.CancelScope() as server:
-        async with open_services(
+        async with recorded_services(
             settings,
-            model=ScriptedModel([two, text_reply("Both are on their way.")]),
-            clock=clock or FixedClock(),
-            ids=SequentialIds(),
-            stores=stores,
+            ScriptedModel([two, text_reply("Both are on their way.")]),
+            stores,
+            tracer,
             subagents=agents,
-            tracer=tracer,
+            clock=clock,
         ) as services:
             record = await services.handler.create_chat()
             await _dispatch(services, Connection(record.id), frame("user_message", text="go"))

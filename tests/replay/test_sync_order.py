@@ -14,7 +14,6 @@ import pytest
 
 from backend.server.hub import Connection
 from backend.server.replay import Cassette
-from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
@@ -27,15 +26,13 @@ from shared_contracts.trace import (
     MarkEvent,
 )
 from tests.fakes import (
-    FixedClock,
     MemoryChatStore,
     MemoryGraphStore,
     MemoryTraceStore,
     ScriptedModel,
-    SequentialIds,
     text_reply,
 )
-from tests.golden.record import settle
+from tests.golden.record import recorded_services, settle
 from tests.replay.abort_session import frame
 
 
@@ -244,14 +241,7 @@ async def test_a_turn_releases_and_the_learner_claims_in_the_pass_of_their_sync_
     model = ScriptedModel([text_reply("one"), text_reply("two")])
 
     async with anyio.create_task_group() as tg:
-        async with open_services(
-            settings,
-            model=model,
-            clock=FixedClock(),
-            ids=SequentialIds(),
-            stores=stores,
-            tracer=tracer,
-        ) as services:
+        async with recorded_services(settings, model, stores, tracer) as services:
             chat = (await services.handler.create_chat()).id
             connection = Connection(chat)
 

@@ -16,7 +16,6 @@ from backend.core.errors import CorruptRecord
 from backend.core.pending import pending_question
 from backend.server.hub import Connection
 from backend.server.replay import diff_sessions, run_replay
-from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import ExpandedTraces, Tracer, request_hash
@@ -24,8 +23,7 @@ from backend.server.ws import _dispatch
 from shared_contracts.model_io import ModelMessage, ModelRequest, ModelToolCall, ToolSpec
 from shared_contracts.trace import MarkEvent, ModelCallEvent, PromptEvent
 from shared_contracts.trace_blobs import Interner, MissingBlob, expand_blobs, text_hash
-from tests.fakes import FixedClock, SequentialIds
-from tests.golden.record import learner_frame, settle
+from tests.golden.record import learner_frame, recorded_services, settle
 from tests.server.conftest import make_client
 
 GOLDEN = Path(__file__).parents[1] / "golden"
@@ -38,14 +36,7 @@ async def _session(data: Path, turns: int) -> str:
     settings = Settings(data_dir=data, every_n_quiz_answers=3)
     stores = build_stores(data)
     tracer = Tracer.recording(stores, settings, timer=lambda: 0.0)
-    async with open_services(
-        settings,
-        model=OfflineTutor(),
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        stores=stores,
-        tracer=tracer,
-    ) as services:
+    async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
         record = await services.handler.create_chat(None)
         connection = Connection(record.id)
         for n in range(turns):

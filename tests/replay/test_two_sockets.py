@@ -15,7 +15,6 @@ import anyio
 from backend.agent.offline.tutor import OfflineTutor
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
-from backend.server.services import open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, is_sync
@@ -24,8 +23,7 @@ from backend.store.fileops import OsFileOps
 from backend.store.record_cache import FileIdentity
 from shared_contracts.trace import InboundFrameEvent, MarkEvent
 from shared_contracts.trace_blobs import expand_blobs
-from tests.fakes import FixedClock, SequentialIds
-from tests.golden.record import learner_frame, settle
+from tests.golden.record import learner_frame, recorded_services, settle
 from tests.replay.abort_session import frame
 
 
@@ -72,14 +70,7 @@ async def record_answer_abort_race(data_dir: Path) -> str:
     settings = Settings(data_dir=data_dir)
     stores = build_stores(data_dir, fs=fs)
     tracer = Tracer.recording(stores, settings)
-    async with open_services(
-        settings,
-        model=OfflineTutor(),
-        clock=FixedClock(),
-        ids=SequentialIds(),
-        stores=stores,
-        tracer=tracer,
-    ) as services:
+    async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
         record = await services.handler.create_chat()
         a, b = Connection(record.id), Connection(record.id)
         await _dispatch(services, a, frame("user_message", text="teach me photosynthesis"))
