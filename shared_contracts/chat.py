@@ -16,11 +16,14 @@ ToolState = Literal["input-streaming", "input-available", "output-available", "o
 Role = Literal["user", "assistant"]
 
 
-class TextPart(Record, tag_field="type", tag="text", kw_only=True):
+# gc=False (parts, tool outputs, verdicts): these never refer back to what holds them, so
+# they cannot form a cycle; untracked, each costs 16 bytes less and no collector work. A
+# Message stays tracked: it takes weak references, which gc=False forbids.
+class TextPart(Record, tag_field="type", tag="text", kw_only=True, gc=False):
     text: str
 
 
-class ToolPart(Record, tag_field="type", tag="tool", kw_only=True):
+class ToolPart(Record, tag_field="type", tag="tool", kw_only=True, gc=False):
     """One tool call and, once it has one, its output or error.
 
     `input` is the model's decoded arguments as sent. For a quiz it holds the answer key,
@@ -36,7 +39,7 @@ class ToolPart(Record, tag_field="type", tag="tool", kw_only=True):
     job_id: Id | None = None
 
 
-class NoticePart(Record, tag_field="type", tag="notice", kw_only=True):
+class NoticePart(Record, tag_field="type", tag="notice", kw_only=True, gc=False):
     """A server-authored note in a user-role message (e.g. a job result was delivered)."""
 
     kind: Literal["job_delivered"]

@@ -63,7 +63,7 @@ class PublicQuestion(Body, kw_only=True):
     node_id: Id | None = None
 
 
-class Verdict(Record, kw_only=True):
+class Verdict(Record, kw_only=True, gc=False):
     correct: bool
     expected: str
     feedback: str = ""

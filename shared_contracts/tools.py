@@ -119,22 +119,22 @@ LEARNER_TOOLS = frozenset({"quiz", "ask_user_question"})
 JOB_TOOLS = frozenset({"research", "demo", "visual"})
 
 
-class PlanOutput(Record, tag_field="kind", tag="plan", kw_only=True):
+class PlanOutput(Record, tag_field="kind", tag="plan", kw_only=True, gc=False):
     tree: PlanTree
 
 
-class GradedOutput(Record, tag_field="kind", tag="graded", kw_only=True):
+class GradedOutput(Record, tag_field="kind", tag="graded", kw_only=True, gc=False):
     answer: AnswerValue
     confidence: Confidence | None = None
     verdict: Verdict
 
 
-class ReplyOutput(Record, tag_field="kind", tag="reply", kw_only=True):
+class ReplyOutput(Record, tag_field="kind", tag="reply", kw_only=True, gc=False):
     answer: str
     confidence: Confidence | None = None
 
 
-class JobOutput(Record, tag_field="kind", tag="job", kw_only=True):
+class JobOutput(Record, tag_field="kind", tag="job", kw_only=True, gc=False):
     job_id: Id
     status: JobStatus
     result: JobResult | None = None
