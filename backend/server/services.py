@@ -212,6 +212,7 @@ async def open_services(
             traces=tracer.trace_store() if tracer.enabled else None,
         )
         graph = GraphReader.following(pipeline.view, pipeline.deriver)  # one folded graph
+        tracer.order_before_lock(pipeline.view)  # its graph reads are sync points
         services = Services(
             settings=settings,
             stores=stores,

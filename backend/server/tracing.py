@@ -390,6 +390,27 @@ class Tracer(TraceHooks):
         if turn:
             await self._landing(scope, n)
 
+    async def next_sync_turn(self) -> None:
+        """Replay only: wait until the running unit's next sync point may pass. For code
+        that takes a lock of its own right before a sync point (the graph view's refresh):
+        a unit must not hold such a lock while its sync point waits for another unit's,
+        which may be waiting for that lock (in the recording the lock was taken in trace
+        order; in a replay whoever gets there first takes it)."""
+        player = self.player
+        scope = current_scope()
+        if player is None or scope is None:
+            return
+        n = self._counters.get((scope.chat_id, scope.key, "sync"), 0)
+        await player.stop(scope.key, n)  # as `_ordered`: a unit past its recorded end
+        with anyio.CancelScope(shield=True):
+            await player.gate(scope.key, n)
+
+    def order_before_lock(self, view: Any) -> None:
+        """In a replay, `view` (an object with a `before_lock` hook: the shared graph view)
+        waits for its unit's next sync point's turn before taking its lock."""
+        if self.player is not None and self.enabled:
+            view.before_lock = self.next_sync_turn
+
     async def _landing(self, scope: Scope, n: int) -> None:
         """Where a turn's cancellation takes effect (besides a model stream): right after
         its sync point `n`. Remembered for its checkpoint (`cut_after_sync`); a replay

@@ -3,7 +3,7 @@ them in place into the state it owns. It never writes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 
@@ -27,8 +27,14 @@ class LedgerView:
         self._lock = anyio.Lock()
         self.version = 0
         """Bumped whenever new lines were folded (readers cache derived results on it)."""
+        self.before_lock: Callable[[], Awaitable[None]] | None = None
+        """Awaited before a refresh takes the lock. A replay holds the refresh there until
+        its read's recorded turn: held inside the lock, it would block the unit whose read
+        was recorded first (and which waits for the lock)."""
 
     async def refresh(self) -> GraphState:
+        if self.before_lock is not None:
+            await self.before_lock()
         async with self._lock:
             batch, cursor = await self._graph.read_since(self._cursor)
             self._cursor = cursor
