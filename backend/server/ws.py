@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 
 import anyio
 import msgspec
@@ -100,11 +101,38 @@ async def _dispatch(
         _error(connection, code, exc.public_message())  # type: ignore[arg-type]
 
 
+PASS_THROUGH_SENDS = (
+    "WebSocket.send_wrapper.<locals>.wrapped_send",
+    "ExceptionHandlerMiddleware.__call__.<locals>.capture_response_started",
+)
+"""Litestar's wrappers around the server's ASGI `send` on a WebSocket route, outermost
+first. For a `websocket.send` event neither does anything but pass it on: the first
+refuses to send once the socket's receive side saw a disconnect (the writer is stopped
+then), the second only watches for `http.response.start`."""
+
+
+def server_send(socket: WebSocket) -> Callable[[dict], Awaitable[None]]:
+    """The ASGI server's own `send` under `PASS_THROUGH_SENDS`: two coroutine calls a
+    frame fewer. When the wrappers are not exactly those (another Litestar version, a
+    `before_send` hook, route middleware), `socket.send` as it is."""
+    send = socket.send
+    for name in PASS_THROUGH_SENDS:
+        code = getattr(send, "__code__", None)
+        if getattr(send, "__qualname__", None) != name or code is None:
+            return socket.send
+        cells = dict(zip(code.co_freevars, send.__closure__ or (), strict=True))
+        inner = cells.get("send")
+        if inner is None:
+            return socket.send
+        send = inner.cell_contents
+    return send
+
+
 async def _writer(socket: WebSocket, connection: Connection) -> None:
     """Send the connection's frames as they come, each as the ASGI event `send_text`
-    builds, straight to the socket's `send` (two coroutine layers fewer per frame)."""
+    builds, straight to the server's `send` (see `server_send`)."""
     try:
-        await connection.drain(socket.send)
+        await connection.drain(server_send(socket))
     except OSError:
         pass  # the client went away mid-send (the server's ClientDisconnected): the reader ends
     finally:
@@ -116,39 +144,49 @@ async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
     services: Services = socket.app.state.services
     if not is_valid_id(chat_id):
         raise WebSocketException(detail="invalid chat id", code=4400)
+    # The view goes straight into the session's frame, which lets go of it once sent.
+    await _session(socket, services, chat_id, await _view_or_404(services, chat_id))
+
+
+async def _view_or_404(services: Services, chat_id: str) -> ChatView:
     try:
-        view = await services.handler.view(chat_id)
+        return await services.handler.view(chat_id)
     except NotFound:
         raise WebSocketException(detail="chat not found", code=4404) from None
-    await socket.accept()
-    # The learner's chat stays decoded while the session is open: its turns read no file.
-    async with services.stores.chats.held(chat_id):
-        await _session(socket, services, chat_id, view)
 
 
 async def _session(socket: WebSocket, services: Services, chat_id: str, view: ChatView) -> None:
-    connection = services.hub.connect(chat_id)
+    await socket.accept()
+    # The learner's chat stays decoded while the session is open: its turns read no file.
+    async with services.stores.chats.held(chat_id):
+        connection = services.hub.connect(chat_id)
+        try:
+            await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
+            del view  # the session holds its chat (`held`), not this first snapshot of it
+            await _serve(socket, services, connection)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            services.hub.disconnect(connection)
+
+
+async def _serve(socket: WebSocket, services: Services, connection: Connection) -> None:
+    """Read client frames until the socket closes, while `_writer` sends the hub's frames."""
     bucket = TokenBucket(services.settings.ws_frames_per_second, services.settings.ws_burst)
-    try:
-        await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_writer, socket, connection)
-            while True:
-                event = await socket.receive()
-                if event["type"] == "websocket.disconnect":
-                    break
-                raw = event.get("text")
-                if raw is None:
-                    raw = event.get("bytes") or b""
-                if _too_large(raw):
-                    await socket.close(code=MESSAGE_TOO_BIG, reason="frame over 64 KiB")
-                    break
-                if not bucket.allow():
-                    _error(connection, "rate_limited", "too many frames; slow down")
-                    continue
-                await _dispatch(services, connection, raw)
-            tg.cancel_scope.cancel()
-    except WebSocketDisconnect:
-        pass
-    finally:
-        services.hub.disconnect(connection)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_writer, socket, connection)
+        while True:
+            event = await socket.receive()
+            if event["type"] == "websocket.disconnect":
+                break
+            raw = event.get("text")
+            if raw is None:
+                raw = event.get("bytes") or b""
+            if _too_large(raw):
+                await socket.close(code=MESSAGE_TOO_BIG, reason="frame over 64 KiB")
+                break
+            if not bucket.allow():
+                _error(connection, "rate_limited", "too many frames; slow down")
+                continue
+            await _dispatch(services, connection, raw)
+        tg.cancel_scope.cancel()
