@@ -187,6 +187,7 @@ async def open_services(
     extractor, auditor, agents = traced_roles(settings, tracer, extraction_stages, subagents)
     hub = ChatHub(tracer)
     async with _units_then_flush(tracer) as task_group:
+        task_group.start_soon(tracer.sweep_forever)  # idle chats' trace entries go
         seams = TurnSeams(chats=stores.chats, clock=clock)
         handler = ChatHandler(
             chats=stores.chats,

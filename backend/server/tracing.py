@@ -80,6 +80,7 @@ from backend.server.tracing_roles import role_config, traced_roles
 from shared_contracts.trace import (
     AnyTraceEvent,
     InboundFrameEvent,
+    JobTraceEvent,
     MarkEvent,
 )
 from shared_contracts.trace_blobs import Interner, delta_run, next_seq
@@ -115,6 +116,9 @@ __all__ = [
     "traced_roles",
     "turn_of",
 ]
+
+SWEEP_S = 30.0
+"""How often the app's recorder forgets idle chats (`Tracer.sweep`)."""
 
 
 class Tracer(TraceHooks):
@@ -315,6 +319,76 @@ class Tracer(TraceHooks):
             except Exception as exc:
                 log.warning("[trace] could not write chat %s's last events: %s", chat_id, exc)
 
+    async def sweep(self) -> int:
+        """Forget the per-chat entries (write and state locks, socket numbering, sequence
+        and interning state) of every idle chat: no open socket, no unit mid-way (none
+        numbering calls or steps), nothing queued once its events are written, no write or
+        state access in flight. Returns how many chats were forgotten. A chat that comes
+        back starts afresh: its next write reads its trace for the next seq, its next
+        socket is `learner:0` again (every earlier one has closed: they never overlap). A
+        replay keeps everything (it is short-lived and counts what it emits)."""
+        if not self.enabled or self.player is not None:
+            return 0
+        open_chats = {
+            getattr(socket, "chat_id", None)
+            for socket in list(self._sockets.keys())
+            if not getattr(socket, "closed", False)
+        }
+        running = {slot[0] for slot in self._counters}
+        known = (
+            self._locks.keys()
+            | self._state_locks.keys()
+            | self._socket_counts.keys()
+            | self._buffers.keys()
+            | self._next_seq.keys()
+        )
+        forgotten = 0
+        for chat_id in known - open_chats - running:
+            await self.settle(chat_id)  # what is queued is written (an unused chat's waits)
+            if self._forget(chat_id):
+                forgotten += 1
+        return forgotten
+
+    async def sweep_forever(self, every_s: float = SWEEP_S) -> None:
+        """`sweep` every `every_s` seconds, for the app's lifetime (a disabled tracer or a
+        replay returns at once); a failure is logged, never raised."""
+        if not self.enabled or self.player is not None:
+            return
+        while True:
+            await anyio.sleep(every_s)
+            try:
+                await self.sweep()
+            except Exception as exc:
+                log.warning("[trace] sweep failed: %s", exc)
+
+    def _forget(self, chat_id: str) -> bool:
+        """Drop an idle chat's entries, unless something began meanwhile (a unit, a
+        queued event, a write or an access holding or awaiting a lock)."""
+        if self._buffers.get(chat_id) or _in_use(self._locks.get(chat_id)):
+            return False
+        if _in_use(self._state_locks.get(chat_id)):
+            return False
+        if any(slot[0] == chat_id for slot in self._counters):
+            return False
+        for table in (self._locks, self._state_locks, self._socket_counts, self._next_seq):
+            table.pop(chat_id, None)
+        self._buffers.pop(chat_id, None)
+        self._interners.pop(chat_id, None)
+        return True
+
+    def chat_entries(self) -> int:
+        """How many per-chat entries the tracer keeps (pruned by `sweep`)."""
+        tables = (
+            self._locks,
+            self._state_locks,
+            self._socket_counts,
+            self._next_seq,
+            self._interners,
+            self._buffers,
+            self._emitted,
+        )
+        return sum(len(t) for t in tables) + len(self._counters) + len(self._cuts)
+
     async def sync(
         self,
         scope: Scope,
@@ -335,6 +409,9 @@ class Tracer(TraceHooks):
                 event = await make()
             assert event is not None
             self.emit(scope.chat_id, msgspec.structs.replace(event, scope=scope.key))
+        if type(event) is JobTraceEvent and event.phase == "finished":
+            # A finished job numbers nothing more (a recording's counters go: see `sweep`).
+            self.unit_done(scope.chat_id, scope.key)
 
     @asynccontextmanager
     async def _ordered(self, scope: Scope, failures: bool = False) -> AsyncIterator[None]:
@@ -520,6 +597,10 @@ class DeltaRun:
 
 
 _NO_GUARD = nullcontext()
+
+
+def _in_use(lock: anyio.Lock | None) -> bool:
+    return lock is not None and (lock.locked() or lock.statistics().tasks_waiting > 0)
 
 
 def _of_unit(key: str, unit: str, child: str) -> bool:
