@@ -334,10 +334,14 @@ class ChatHandler:
             done: ModelDone | None = None
             # Per streamed chunk: nothing but the delta (the message id is fixed meanwhile).
             keep, sink, message_id = turn.partial.append, turn.sink, turn.assistant.id
+            push = _text_pusher(sink, message_id)
             async for event in teacher.stream(record):
                 if isinstance(event, TextChunk) and event.text:
                     keep(event.text)
-                    await sink(TextDelta(message_id=message_id, delta=event.text))
+                    if push is not None:
+                        push(event.text)
+                    else:
+                        await sink(TextDelta(message_id=message_id, delta=event.text))
                 elif isinstance(event, ModelDone):
                     done = event
             assert done is not None
@@ -514,6 +518,13 @@ def _frame_code(exc: HarnessError) -> str:
         "storage_error",
     }
     return exc.code if exc.code in known else "internal"
+
+
+def _text_pusher(sink: FrameSink, message_id: str) -> Callable[[str], None] | None:
+    """The sink's plain per-delta call for `message_id`'s streamed text (the hub's sink
+    has one, see `TurnSink.text_deltas`), else None: await the sink with each frame."""
+    text_deltas = getattr(sink, "text_deltas", None)
+    return text_deltas(message_id) if text_deltas is not None else None
 
 
 async def _safe_send(sink: FrameSink, frame: ServerFrame) -> None:

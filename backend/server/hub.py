@@ -123,17 +123,47 @@ class ChatHub:
                     log.warning("[chat %s] dropped a client that fell behind", chat_id)
                 peers.discard(connection)
 
-    def sink(self, chat_id: str) -> Callable[[ServerFrame], Awaitable[None]]:
+    def sink(self, chat_id: str) -> TurnSink:
         """The frame sink of a turn in `chat_id` (encodes, records, queues; never blocks)."""
-        publish = self.publish
-        trace = self.trace
-        deliver = self._deliver
+        return TurnSink(self, chat_id)
 
-        async def send(frame: ServerFrame) -> None:
-            if type(frame) is TextDelta:  # the streamed frame: the short path
-                trace.outbound_delta(chat_id, frame.message_id, frame.delta)
-                deliver(chat_id, ENCODER.encode(frame).decode())
-            else:
-                publish(chat_id, frame)
 
-        return send
+class TurnSink:
+    """A turn's frames into the hub: awaited with any frame, or, for the streamed text of
+    one message, a plain call per delta (`text_deltas`)."""
+
+    def __init__(self, hub: ChatHub, chat_id: str) -> None:
+        self._hub = hub
+        self._chat_id = chat_id
+
+    async def __call__(self, frame: ServerFrame) -> None:
+        hub = self._hub
+        if type(frame) is TextDelta:  # the streamed frame: the short path
+            hub.trace.outbound_delta(self._chat_id, frame.message_id, frame.delta)
+            hub._deliver(self._chat_id, ENCODER.encode(frame).decode())
+        else:
+            hub.publish(self._chat_id, frame)
+
+    def text_deltas(self, message_id: str) -> Callable[[str], None]:
+        """`push(text)`: one `text_delta` frame of `message_id`, exactly as awaiting this
+        sink with `TextDelta(message_id=message_id, delta=text)` would send and record it,
+        without the frame object or a coroutine. Only the calling unit may push (its
+        deltas are recorded as its own run)."""
+        chat_id, deliver = self._chat_id, self._hub._deliver
+        record = self._hub.trace.text_deltas(chat_id, message_id)
+        head = _delta_head(message_id)
+        encode = ENCODER.encode
+
+        def push(text: str) -> None:
+            record(text)
+            deliver(chat_id, head + encode(text).decode() + "}")
+
+        return push
+
+
+def _delta_head(message_id: str) -> str:
+    """A `text_delta` frame's encoding up to its delta's value (`delta` is the frame's
+    last field: what follows is the encoded string and the closing brace)."""
+    empty = ENCODER.encode(TextDelta(message_id=message_id, delta="")).decode()
+    assert empty.endswith('"delta":""}'), empty
+    return empty[: -len('""}')]

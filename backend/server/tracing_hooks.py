@@ -40,11 +40,15 @@ class TraceHooks:
     _chats: ChatStore | None
     _counters: dict[tuple[str, str, str], int]
     _transcripts: TranscriptHasher
+    _buffers: dict[str, list[Any]]
+    _emitted: dict[str, int]
+    player: Any
 
     def count(self, scope: Scope, kind: str) -> int: ...
     def unit_done(self, chat_id: str, key: str) -> None: ...
     def cut_after(self, chat_id: str, key: str) -> int: ...
     def emit(self, chat_id: str, event: AnyTraceEvent) -> None: ...
+    def outbound_delta(self, chat_id: str, message_id: str, text: str) -> None: ...
     async def sync(
         self,
         scope: Scope,
@@ -239,6 +243,28 @@ class TraceHooks:
         key = scope.key if scope is not None and scope.chat_id == chat_id else "server"
         self.emit(chat_id, OutboundFrameEvent(seq=0, scope=key, turn=turn_of(key), frame=text))
 
+    def text_deltas(self, chat_id: str, message_id: str) -> Callable[[str], None]:
+        """`record(text)`: `outbound_delta(chat_id, message_id, text)` for a unit streaming
+        one message's text, at the cost of an append while its run is the last thing
+        queued for the chat (anything queued after it, or a flush, starts a new one).
+        Only the unit that calls this may record with it: the run is known to be its own."""
+        if not self.enabled:
+            return _ignore
+        run: object = None
+
+        def record(text: str) -> None:
+            nonlocal run
+            queue = self._buffers.get(chat_id)
+            if queue and queue[-1] is run:
+                run.deltas.append(text)  # type: ignore[attr-defined]
+                if self.player is not None:
+                    self._emitted[chat_id] += 1
+                return
+            self.outbound_delta(chat_id, message_id, text)  # starts or joins the run
+            run = self._buffers[chat_id][-1]
+
+        return record
+
     async def job_starting(self, job: Any) -> None:
         """Replay only: a job about to queue for its slot. If its recording shows it
         cancelled before it started (the server shut down), it is held here until the
@@ -257,6 +283,10 @@ class TraceHooks:
         turn = turn_of(scope.key)
         event = JobTraceEvent(seq=0, job_id=job_id, phase=phase, turn=turn, detail=detail)  # type: ignore[arg-type]
         await self.sync(scope, event)
+
+
+def _ignore(text: str) -> None:
+    """A disabled tracer's `text_deltas` recorder."""
 
 
 def _quiz_event(scope: str, turn: int, part: ToolPart, phase: str, detail: str) -> QuizEvent:

@@ -177,11 +177,11 @@ class TracingModel:
         timer = tracer._timer
         start = timer()
         # A text-only stream is kept as two lists (`text_chunks`), not a Struct per chunk;
-        # the first tool-call chunk switches to `TimedChunk`s. Times are taken in whole
-        # microseconds (`round(x, 3)` costs ~0.3 µs a chunk) and become ms at the end.
-        micros: list[int] = []
+        # the first tool-call chunk switches to `TimedChunk`s. A text chunk keeps the raw
+        # timer reading; whole microseconds since `start` (then ms) are taken at the end.
+        stamps: list[float] = []
         texts: list[str] = []
-        at, keep = micros.append, texts.append
+        at, keep = stamps.append, texts.append
         chunks: list[TimedChunk] | None = None
         emitted = False
 
@@ -191,7 +191,7 @@ class TracingModel:
                 return
             emitted = True
             if chunks is None:
-                call = text_chunks(call, [us / 1000 for us in micros], texts)
+                call = text_chunks(call, _ms_since(start, stamps), texts)
             else:
                 call = msgspec.structs.replace(call, chunks=chunks)
             tracer.emit(scope.chat_id, call)
@@ -200,15 +200,15 @@ class TracingModel:
             async for event in self.inner.stream(request):
                 if isinstance(event, TextChunk):
                     if chunks is None:
-                        at(round((timer() - start) * 1e6))
+                        at(timer())
                         keep(event.text)
                     else:
                         t_ms = round((timer() - start) * 1e6) / 1000
                         chunks.append(TimedChunk(t_ms=t_ms, text=event.text))
                 elif isinstance(event, ToolCallChunk):
                     if chunks is None:
-                        pairs = zip(micros, texts, strict=True)
-                        chunks = [TimedChunk(t_ms=us / 1000, text=x) for us, x in pairs]
+                        pairs = zip(_ms_since(start, stamps), texts, strict=True)
+                        chunks = [TimedChunk(t_ms=ms, text=x) for ms, x in pairs]
                     chunks.append(
                         TimedChunk(
                             t_ms=round((timer() - start) * 1e6) / 1000,
@@ -238,6 +238,11 @@ class TracingModel:
             raise
         finally:
             emit()  # queued with the unit's other events: its end writes them
+
+
+def _ms_since(start: float, stamps: list[float]) -> list[float]:
+    """Timer readings as ms since `start`, in whole microseconds."""
+    return [round((t - start) * 1e6) / 1000 for t in stamps]
 
 
 def replay_events(call: ModelCallEvent) -> list[ModelEvent]:
