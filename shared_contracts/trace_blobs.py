@@ -83,10 +83,11 @@ class Interner:
     def __init__(self, stored: Iterable[str] = ()) -> None:
         self.stored: set[str] = set(stored)
         self.last: dict[str, tuple[str, list[str]]] = {}
-        # Per role, the hash of each message of its last call, by the message's fields: a
-        # call repeats most of the last one's messages (rebuilt as new objects, but mostly
-        # of the same strings), so they are not encoded and hashed again.
-        self._known: dict[str, dict[tuple, str]] = {}
+        # Per role, the hash of each message of its last call, by a fingerprint of the
+        # message's fields: a call repeats most of the last one's messages (rebuilt as new
+        # objects), so they are not encoded and hashed again. Keyed by the fingerprint, not
+        # the fields, so an idle chat's interner keeps none of its transcript's text alive.
+        self._known: dict[str, dict[int, str]] = {}
 
     @classmethod
     def of(cls, events: Iterable[AnyTraceEvent]) -> Interner:
@@ -147,10 +148,10 @@ class Interner:
     def _hashes(self, role: str, messages: list[ModelMessage]) -> list[str]:
         """`message_hash` of each message (those the role's last call had are looked up)."""
         known = self._known.get(role, {})
-        seen: dict[tuple, str] = {}
+        seen: dict[int, str] = {}
         out = []
         for message in messages:
-            key = _fields(message)
+            key = _fingerprint(message)
             value = seen.get(key) or known.get(key)
             if value is None:
                 value = message_hash(message)
@@ -225,10 +226,11 @@ def message_hash(message: ModelMessage) -> str:
     return hashlib.sha256(_ENCODE.encode(message)).hexdigest()[:32]
 
 
-def _fields(message: ModelMessage) -> tuple:
-    """Every field of a message (they alone make its JSON), hashable."""
+def _fingerprint(message: ModelMessage) -> int:
+    """A 64-bit hash of every field of a message (they alone make its JSON). Two messages
+    of one role's consecutive calls share it by chance with odds of about 2^-64 a pair."""
     calls = tuple((c.id, c.name, c.arguments) for c in message.tool_calls)
-    return (message.role, message.content, message.tool_call_id, calls)
+    return hash((message.role, message.content, message.tool_call_id, calls))
 
 
 def expand_blobs(events: Iterable[AnyTraceEvent]) -> list[AnyTraceEvent]:

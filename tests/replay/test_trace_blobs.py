@@ -248,3 +248,27 @@ def test_message_hashes_reused_across_calls_equal_fresh_ones():
     ]
     assert interner._hashes("teacher", first) == [message_hash(m) for m in first]
     assert interner._hashes("teacher", second) == [message_hash(m) for m in second]
+
+
+def test_the_interner_keeps_no_message_text_of_its_calls_alive():
+    import gc
+    import tracemalloc
+
+    def call(key: str, n: int) -> ModelCallEvent:
+        said = [ModelMessage(role="user", content=f"{i:04d}" + "w" * 2000) for i in range(n)]
+        return _call(key, "system", *said)
+
+    interner = Interner()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        stored = interner.intern(call("turn:1/teacher#0", 50))  # ~100 KB of new text
+        again = interner.intern(call("turn:2/teacher#0", 51))
+        assert isinstance(again, ModelCallEvent) and again.reused is not None
+        assert again.reused.count == 51  # the reuse still finds the repeated messages
+        del stored, again
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 25_000  # hashes and fingerprints, not the ~100 KB of message text
