@@ -82,12 +82,10 @@ class Interner:
 
     def __init__(self, stored: Iterable[str] = ()) -> None:
         self.stored: set[str] = set(stored)
-        self.last: dict[str, tuple[str, list[str]]] = {}
-        # Per role, the hash of each message of its last call, by a fingerprint of the
-        # message's fields: a call repeats most of the last one's messages (rebuilt as new
-        # objects), so they are not encoded and hashed again. Keyed by the fingerprint, not
-        # the fields, so an idle chat's interner keeps none of its transcript's text alive.
-        self._known: dict[str, dict[int, str]] = {}
+        # Per role, its last call's key and a fingerprint of each of its messages: a call
+        # repeats most of the last one's messages (rebuilt as new objects), found by
+        # fingerprint without encoding or hashing them, and holding none of their text.
+        self.last: dict[str, tuple[str, list[int]]] = {}
 
     @classmethod
     def of(cls, events: Iterable[AnyTraceEvent]) -> Interner:
@@ -119,9 +117,9 @@ class Interner:
 
     def _call(self, event: ModelCallEvent) -> ModelCallEvent:
         request = event.request
-        hashes = self._hashes(request.role, request.messages)
-        run = self._run(request.role, hashes)
-        self.last[request.role] = (event.key, hashes)
+        prints = [_fingerprint(message) for message in request.messages]
+        run = self._run(request.role, prints)
+        self.last[request.role] = (event.key, prints)
         kept = list(request.messages)
         if run is not None:
             del kept[run.at : run.at + run.count]
@@ -145,22 +143,7 @@ class Interner:
             event, request=stored, refs=parts.refs, blobs=parts.blobs, reused=run
         )
 
-    def _hashes(self, role: str, messages: list[ModelMessage]) -> list[str]:
-        """`message_hash` of each message (those the role's last call had are looked up)."""
-        known = self._known.get(role, {})
-        seen: dict[int, str] = {}
-        out = []
-        for message in messages:
-            key = _fingerprint(message)
-            value = seen.get(key) or known.get(key)
-            if value is None:
-                value = message_hash(message)
-            seen[key] = value
-            out.append(value)
-        self._known[role] = seen
-        return out
-
-    def _run(self, role: str, hashes: list[str]) -> MessageRun | None:
+    def _run(self, role: str, prints: list[int]) -> MessageRun | None:
         """The longest run of this role's last call's messages that this call repeats at the
         same place, from its first message or its second (the system prompt may change)."""
         if role not in self.last:
@@ -169,7 +152,7 @@ class Interner:
         best: MessageRun | None = None
         for at in (0, 1):
             n = 0
-            while at + n < min(len(before), len(hashes)) and before[at + n] == hashes[at + n]:
+            while at + n < min(len(before), len(prints)) and before[at + n] == prints[at + n]:
                 n += 1
             if n and (best is None or n > best.count):
                 best = MessageRun(call=key, start=at, count=n, at=at)
@@ -221,14 +204,11 @@ def _delta_frames(run: OutboundFrameEvent) -> list[OutboundFrameEvent]:
     ]
 
 
-def message_hash(message: ModelMessage) -> str:
-    """sha256 (32 hex) of a message's msgspec JSON: how calls recognise shared messages."""
-    return hashlib.sha256(_ENCODE.encode(message)).hexdigest()[:32]
-
-
 def _fingerprint(message: ModelMessage) -> int:
-    """A 64-bit hash of every field of a message (they alone make its JSON). Two messages
-    of one role's consecutive calls share it by chance with odds of about 2^-64 a pair."""
+    """A 64-bit hash of every field of a message (they alone make its JSON). Two different
+    messages share it with odds of about 2^-64: the stored call would then show the last
+    call's message in its place (a replay is unaffected: it compares `request_hash`, taken
+    of the full request)."""
     calls = tuple((c.id, c.name, c.arguments) for c in message.tool_calls)
     return hash((message.role, message.content, message.tool_call_id, calls))
 

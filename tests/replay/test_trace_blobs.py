@@ -231,23 +231,41 @@ def test_a_trace_appended_to_after_a_restart_reuses_its_stored_texts():
     assert text_hash(BIG) not in call.blobs and call.blobs
 
 
-def test_message_hashes_reused_across_calls_equal_fresh_ones():
+def test_a_message_is_reused_only_when_every_field_is_the_same():
     from shared_contracts.model_io import ModelMessage as M
     from shared_contracts.model_io import ModelToolCall as C
-    from shared_contracts.trace_blobs import message_hash
 
-    # The reuse keys a message by these fields: a new field must join the key.
+    # The reuse fingerprints a message by these fields: a new field must join it.
     assert M.__struct_fields__ == ("role", "content", "tool_calls", "tool_call_id")
     assert C.__struct_fields__ == ("id", "name", "arguments")
-    interner = Interner()
-    first = [M(role="user", content="hi"), M(role="tool", content="x", tool_call_id="c1")]
-    second = [
-        M(role="user", content="hi"),  # the same fields, a new object
-        M(role="tool", content="x", tool_call_id="c2"),  # one field differs
-        M(role="assistant", content="", tool_calls=[C(id="c3", name="quiz", arguments="{}")]),
+    call = C(id="c1", name="quiz", arguments="{}")
+    base = M(role="assistant", content="x", tool_calls=[call])
+    variants = [
+        M(role="user", content="x", tool_calls=[call]),
+        M(role="assistant", content="y", tool_calls=[call]),
+        M(role="assistant", content="x", tool_calls=[]),
+        M(role="assistant", content="x", tool_calls=[call], tool_call_id="c1"),
+        M(role="assistant", content="x", tool_calls=[C(id="c2", name="quiz", arguments="{}")]),
+        M(role="assistant", content="x", tool_calls=[C(id="c1", name="ask", arguments="{}")]),
+        M(role="assistant", content="x", tool_calls=[C(id="c1", name="quiz", arguments="[]")]),
     ]
-    assert interner._hashes("teacher", first) == [message_hash(m) for m in first]
-    assert interner._hashes("teacher", second) == [message_hash(m) for m in second]
+    for variant in variants:
+        interner = Interner()
+        interner.intern(_call("turn:1/teacher#0", BIG, base))
+        again = interner.intern(_call("turn:1/teacher#1", BIG, variant))
+        assert isinstance(again, ModelCallEvent)
+        assert again.reused is not None and again.reused.count == 1  # the system prompt only
+        assert expand_blobs([*_stored_first(base), again])[-1].request.messages[1] == variant
+    same = Interner()
+    same.intern(_call("turn:1/teacher#0", BIG, base))
+    copy = M(role="assistant", content="x", tool_calls=[C(id="c1", name="quiz", arguments="{}")])
+    again = same.intern(_call("turn:1/teacher#1", BIG, copy))
+    assert isinstance(again, ModelCallEvent) and again.reused is not None
+    assert again.reused.count == 2  # a new object with the same fields is reused
+
+
+def _stored_first(message: ModelMessage) -> list:
+    return [Interner().intern(_call("turn:1/teacher#0", BIG, message))]
 
 
 def test_the_interner_keeps_no_message_text_of_its_calls_alive():
