@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from importlib import resources
@@ -26,7 +27,7 @@ from shared_contracts.model_io import ModelDone, ModelEvent, ModelRequest
 TEMPLATE_ID = "teacher.md"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class RenderedPrompt:
     template_id: str
     template_hash: str
@@ -40,17 +41,32 @@ def load_template() -> str:
     return resources.files("backend.agent").joinpath("prompts", TEMPLATE_ID).read_text("utf-8")
 
 
-@functools.lru_cache(maxsize=64)
+_RENDERED: weakref.WeakValueDictionary[tuple[str, str | None], RenderedPrompt] = (
+    weakref.WeakValueDictionary()
+)
+
+
 def render_system_prompt(graph_context: str, template: str | None = None) -> RenderedPrompt:
-    """The system prompt for a context block; the same inputs give the very same prompt, so
-    a session's turns (and sessions on the same graph) share one rendered copy."""
+    """The system prompt for a context block. Turns running at the same time on the same
+    inputs share one rendered copy; none is kept once no turn holds it (a session between
+    turns holds only its block)."""
+    key = (graph_context, template)
+    found = _RENDERED.get(key)
+    if found is not None:
+        return found
     body = template if template is not None else load_template()
-    digest = hashlib.sha256(body.encode()).hexdigest()[:16]
     text = body.rstrip() + "\n"
     if graph_context.strip():
         text += "\n## What this learner already knows (their knowledge graph)\n\n"
         text += graph_context.strip() + "\n"
-    return RenderedPrompt(TEMPLATE_ID, digest, graph_context, text)
+    prompt = RenderedPrompt(TEMPLATE_ID, _template_hash(body), graph_context, text)
+    _RENDERED[key] = prompt
+    return prompt
+
+
+@functools.lru_cache(maxsize=8)
+def _template_hash(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 class Teacher:

@@ -1,7 +1,10 @@
-"""The teacher's system prompt: the template and the session's graph block, rendered once
-for the same inputs and shared (a turn used to re-read and re-render it)."""
+"""The teacher's system prompt: the template and the session's graph block; turns running
+at once on the same inputs share one rendered copy, and none outlives the turns."""
 
 from __future__ import annotations
+
+import gc
+import weakref
 
 from backend.agent.teacher import TEMPLATE_ID, load_template, render_system_prompt
 
@@ -19,3 +22,14 @@ def test_the_same_block_renders_the_very_same_prompt_and_a_new_block_a_new_one()
         custom.text.startswith("You are a terse tutor.")
         and custom.template_hash != first.template_hash
     )
+
+
+def test_no_rendered_prompt_is_kept_once_no_turn_holds_it():
+    block = "".join(["- gravity: ", "masses attract (mastered)\n"])  # a fresh string
+    first = render_system_prompt(block)
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None  # a session between turns holds only its block
+    again = render_system_prompt(block)
+    assert again.text.endswith("masses attract (mastered)\n")
