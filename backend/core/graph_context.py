@@ -2,8 +2,10 @@
 
 Up to `WHOLE_GRAPH_LIMIT` nodes the whole graph is shown; past it, diagnostic hotspots
 (misconceptions, nodes whose latest probe failed, shaky nodes) and their 1-hop neighbours.
-Lines are added in priority order until the token budget (chars/4, rounded up) is reached,
-so the block never exceeds `max_tokens`.
+Lines are added in priority order until the token budget (chars/3, rounded up) is reached,
+so the block never exceeds `max_tokens`. The app's own markup is ASCII: one non-ASCII
+character makes CPython store a whole string at 2-4 bytes a character, and encoding it (the
+trace does) attaches a UTF-8 copy for the string's lifetime; a session holds its block.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from shared_contracts.http import GraphContext
 WHOLE_GRAPH_LIMIT = 150
 MAX_STATEMENT_CHARS = 160
 MIN_STATEMENT_CHARS = 60
-NODE_LINE_OVERHEAD = 40  # "- `id` [state ✓n ✗n] " and the newline
-OMITTED_RESERVE = 60  # room kept for the "… n more not shown" line
+NODE_LINE_OVERHEAD = 40  # "- `id` [state n/m right] " and the newline
+OMITTED_RESERVE = 60  # room kept for the "... n more not shown" line
 _STATE_ORDER = {"misconception": 0, "shaky": 1, "verified": 2, "introduced": 3}
 _EPOCH = datetime.min
 
@@ -35,11 +37,12 @@ def estimate_tokens(text: str) -> int:
 
 def _short(text: str, limit: int) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _node_line(node: GraphNode, limit: int) -> str:
-    score = f" ✓{node.correct} ✗{node.incorrect}" if node.correct or node.incorrect else ""
+    probed = node.correct + node.incorrect
+    score = f" {node.correct}/{probed} right" if probed else ""
     return f"- `{node.id}` [{node.state}{score}] {_short(node.statement, limit)}"
 
 
@@ -100,7 +103,7 @@ def render_graph_context(snapshot: GraphSnapshot, *, max_tokens: int = 2000) -> 
         used += len(line)
         shown.add(node.id)
     if len(shown) < total:
-        note = f"- … {total - len(shown)} more nodes not shown\n"
+        note = f"- ... {total - len(shown)} more nodes not shown\n"
         lines.append(note)
         used += len(note)
     edge_lines = [

@@ -102,3 +102,14 @@ def test_a_tight_budget_trims_but_stays_valid() -> None:
     ctx = render_graph_context(synthetic(40), max_tokens=200)
     assert ctx.tokens_estimate <= 200
     assert 0 < ctx.nodes_shown < 40
+
+
+def test_the_block_for_an_ascii_graph_is_ascii() -> None:
+    # Its own markup adds no non-ASCII character: the block is stored 1 byte a character
+    # and encoding it (the trace does) attaches no UTF-8 copy to the session's string.
+    for n in (10, 1_000):
+        ctx = render_graph_context(synthetic(n))
+        assert ctx.markdown.isascii()
+    assert "right]" in render_graph_context(synthetic(10)).markdown  # scores are shown
+    tight = render_graph_context(synthetic(1_000), max_tokens=300)
+    assert "more nodes not shown" in tight.markdown and tight.markdown.isascii()
