@@ -20,6 +20,7 @@ message is stored as one `OutboundFrameEvent` holding just the deltas (`delta_of
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Iterable
 from typing import TypeVar
 
@@ -58,7 +59,7 @@ def text_hash(text: str) -> str:
 class _Parts:
     """Collects one event's refs and the blobs it is the first to store."""
 
-    def __init__(self, stored: set[str]) -> None:
+    def __init__(self, stored: set[int]) -> None:
         self.stored = stored
         self.refs: dict[str, str] = {}
         self.blobs: dict[str, str] = {}
@@ -68,8 +69,8 @@ class _Parts:
         if len(text) < MIN_CHARS:
             return False
         key = text_hash(text)
-        if key not in self.stored:
-            self.stored.add(key)
+        if (number := int(key, 16)) not in self.stored:
+            self.stored.add(number)
             self.blobs[key] = text
         self.refs[path] = key
         return True
@@ -81,11 +82,12 @@ class Interner:
     Feed it every event in trace order; after a failed write, `forget` what it took."""
 
     def __init__(self, stored: Iterable[str] = ()) -> None:
-        self.stored: set[str] = set(stored)
-        # Per role, its last call's key and a fingerprint of each of its messages: a call
+        # The blob keys the trace holds, as numbers (half the memory of their hex text).
+        self.stored: set[int] = {int(key, 16) for key in stored}
+        # Per role, its last call's key and a fingerprint (8 bytes) of each message: a call
         # repeats most of the last one's messages (rebuilt as new objects), found by
         # fingerprint without encoding or hashing them, and holding none of their text.
-        self.last: dict[str, tuple[str, list[int]]] = {}
+        self.last: dict[str, tuple[str, array[int]]] = {}
 
     @classmethod
     def of(cls, events: Iterable[AnyTraceEvent]) -> Interner:
@@ -100,7 +102,7 @@ class Interner:
     def forget(self, events: Iterable[AnyTraceEvent]) -> None:
         """`events` (as interned) were not written: nothing may refer to what they stored."""
         for event in events:
-            self.stored.difference_update(getattr(event, "blobs", ()))
+            self.stored.difference_update(int(key, 16) for key in getattr(event, "blobs", ()))
         self.last.clear()
 
     def intern(self, event: E) -> E:
@@ -117,7 +119,7 @@ class Interner:
 
     def _call(self, event: ModelCallEvent) -> ModelCallEvent:
         request = event.request
-        prints = [_fingerprint(message) for message in request.messages]
+        prints = array("q", [_fingerprint(message) for message in request.messages])
         run = self._run(request.role, prints)
         self.last[request.role] = (event.key, prints)
         kept = list(request.messages)
@@ -143,7 +145,7 @@ class Interner:
             event, request=stored, refs=parts.refs, blobs=parts.blobs, reused=run
         )
 
-    def _run(self, role: str, prints: list[int]) -> MessageRun | None:
+    def _run(self, role: str, prints: array[int]) -> MessageRun | None:
         """The longest run of this role's last call's messages that this call repeats at the
         same place, from its first message or its second (the system prompt may change)."""
         if role not in self.last:

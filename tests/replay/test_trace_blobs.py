@@ -289,4 +289,4 @@ def test_the_interner_keeps_no_message_text_of_its_calls_alive():
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    assert held < 25_000  # hashes and fingerprints, not the ~100 KB of message text
+    assert held < 8_000  # blob keys and fingerprints, not the ~100 KB of message text
