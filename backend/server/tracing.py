@@ -320,13 +320,13 @@ class Tracer(TraceHooks):
                 log.warning("[trace] could not write chat %s's last events: %s", chat_id, exc)
 
     async def sweep(self) -> int:
-        """Forget the per-chat entries (write and state locks, socket numbering, sequence
-        and interning state) of every idle chat: no open socket, no unit mid-way (none
-        numbering calls or steps), nothing queued once its events are written, no write or
-        state access in flight. Returns how many chats were forgotten. A chat that comes
-        back starts afresh: its next write reads its trace for the next seq, its next
-        socket is `learner:0` again (every earlier one has closed: they never overlap). A
-        replay keeps everything (it is short-lived and counts what it emits)."""
+        """Forget the per-chat entries (write and state locks, socket numbering, sequence,
+        interning and transcript-hashing state) of every idle chat: no open socket, no unit
+        mid-way (none numbering calls or steps), nothing queued once its events are written,
+        no write or state access in flight. Returns how many chats were forgotten. A chat
+        that comes back starts afresh: its next write reads its trace for the next seq, its
+        next socket is `learner:0` again (every earlier one has closed: they never overlap).
+        A replay keeps everything (it is short-lived and counts what it emits)."""
         if not self.enabled or self.player is not None:
             return 0
         open_chats = {
@@ -341,6 +341,7 @@ class Tracer(TraceHooks):
             | self._socket_counts.keys()
             | self._buffers.keys()
             | self._next_seq.keys()
+            | set(self._transcripts.chat_ids())
         )
         forgotten = 0
         for chat_id in known - open_chats - running:
@@ -374,6 +375,7 @@ class Tracer(TraceHooks):
             table.pop(chat_id, None)
         self._buffers.pop(chat_id, None)
         self._interners.pop(chat_id, None)
+        self._transcripts.forget(chat_id)
         return True
 
     def chat_entries(self) -> int:
@@ -387,7 +389,8 @@ class Tracer(TraceHooks):
             self._buffers,
             self._emitted,
         )
-        return sum(len(t) for t in tables) + len(self._counters) + len(self._cuts)
+        held = len(self._transcripts.chat_ids())
+        return sum(len(t) for t in tables) + len(self._counters) + len(self._cuts) + held
 
     async def sync(
         self,

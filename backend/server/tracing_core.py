@@ -280,40 +280,46 @@ class TranscriptHasher:
     before are the very same objects, and only what follows them is encoded and hashed.
     The value is exactly `digest(messages)` (the canonical JSON array, hashed in pieces).
 
-    It holds weak references to the messages it hashed: a chat whose record is still
-    alive (the chat store keeps an open chat's record) resumes, and one whose messages
-    are gone is hashed whole again. So it keeps no transcript alive: a chat costs a weak
-    reference a message, for the `CHATS` most recent chats."""
+    It keeps each chat's last hashed messages (a tuple of references: 8 bytes a message,
+    the objects being the ones the open chat's record holds anyway), so the identity
+    comparison is sound: no compared object can have been freed and its id reused. The
+    tracer `forget`s a chat once it is idle (`Tracer.sweep`); at most `CHATS` are kept."""
 
     KEEP = 4
     """Prefix states kept per chat: a turn appends messages and may replace its last few."""
     CHATS = 512
 
     def __init__(self) -> None:
-        # chat id -> (weak refs to its messages, {prefix length: hash state})
-        self._chats: OrderedDict[str, tuple[list[weakref.ref], dict[int, object]]] = OrderedDict()
+        # chat id -> (its last hashed messages, {prefix length: hash state})
+        self._chats: OrderedDict[str, tuple[tuple, dict[int, object]]] = OrderedDict()
 
     def __contains__(self, chat_id: object) -> bool:
         """Whether the next digest of this chat can resume (it was hashed recently)."""
         return chat_id in self._chats
 
+    def chat_ids(self) -> list[str]:
+        return list(self._chats)
+
+    def forget(self, chat_id: str) -> None:
+        """Let go of a chat's messages (it is idle): its next digest is hashed whole."""
+        self._chats.pop(chat_id, None)
+
     def digest(self, chat_id: str, messages: list) -> str:
         old = self._chats.pop(chat_id, None)
-        start, state, kept, refs = 0, None, {}, []
+        start, state, kept = 0, None, {}
         if old is not None:
             before, states = old
             same = 0
-            for ref, message in zip(before, messages, strict=False):
-                if ref() is not message:
+            for earlier, message in zip(before, messages, strict=False):
+                if earlier is not message:
                     break
                 same += 1
             kept = {k: v for k, v in states.items() if k <= same}
             if kept:
                 start = max(kept)
                 state = kept[start].copy()  # type: ignore[attr-defined]
-                refs = before[:start]
         if state is None:
-            start, state, kept, refs = 0, hashlib.sha256(b"["), {}, []
+            start, state, kept = 0, hashlib.sha256(b"["), {}
         total = len(messages)
         keep_from = total - self.KEEP
         states = {k: v for k, v in kept.items() if k >= keep_from}
@@ -324,10 +330,9 @@ class TranscriptHasher:
             if i:
                 state.update(b",")
             state.update(encode(messages[i]))
-            refs.append(weakref.ref(messages[i]))
             if i + 1 >= keep_from:
                 states[i + 1] = state.copy()
-        self._chats[chat_id] = (refs, states)
+        self._chats[chat_id] = (tuple(messages), states)
         if len(self._chats) > self.CHATS:
             self._chats.popitem(last=False)
         state.update(b"]")

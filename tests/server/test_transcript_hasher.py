@@ -1,5 +1,5 @@
-"""The tracer's transcript hasher: a resumed digest equals the whole one, it keeps no
-message alive, and it remembers a bounded number of chats, most recent first."""
+"""The tracer's transcript hasher: a resumed digest equals the whole one, it lets go of a
+chat's messages once told the chat is idle, and it remembers a bounded number of chats."""
 
 from __future__ import annotations
 
@@ -17,14 +17,32 @@ def message(n: int) -> Message:
     return Message(id=f"m{n}", role="user", turn=n, created_at=AT, parts=[TextPart(text=f"t{n}")])
 
 
-def test_it_keeps_no_message_alive_and_hashes_right_once_they_are_gone():
+def test_a_resumed_digest_equals_the_whole_one_after_appends_and_replacements():
+    hasher = TranscriptHasher()
+    messages = [message(i) for i in range(10)]
+    assert hasher.digest("chat-1", messages) == digest(messages)
+    for step in range(12):  # copy-on-write versions, as the chat store makes them
+        messages = list(messages)
+        if step % 3 == 0:
+            messages.append(message(100 + step))
+        elif step % 3 == 1:
+            messages[-1] = message(200 + step)  # the turn's last message rewritten
+        else:
+            messages[step % len(messages)] = message(300 + step)  # a job's older message
+        assert hasher.digest("chat-1", messages) == digest(messages)
+
+
+def test_it_lets_go_of_a_forgotten_chat_and_then_hashes_it_whole():
     hasher = TranscriptHasher()
     messages = [message(i) for i in range(10)]
     probe = weakref.ref(messages[3])
     assert hasher.digest("chat-1", messages) == digest(messages)
     del messages
     gc.collect()
-    assert probe() is None  # the hasher held it weakly only
+    assert probe() is not None  # kept: an identity comparison needs the objects alive
+    hasher.forget("chat-1")
+    gc.collect()
+    assert probe() is None and "chat-1" not in hasher
     again = [message(i) for i in range(11)]  # equal content, new objects: hashed whole
     assert hasher.digest("chat-1", again) == digest(again)
     again[5] = message(500)  # a replaced message in the middle
