@@ -51,8 +51,8 @@ class NoticePart(Record, tag_field="type", tag="notice", kw_only=True, gc=False)
 Part = TextPart | ToolPart | NoticePart
 
 
-# weakref: the tracer's transcript hasher resumes from messages it can still see alive.
-class Message(Record, kw_only=True, weakref=True):
+# gc=False: a message holds only its parts (untracked too) and can be in no cycle.
+class Message(Record, kw_only=True, gc=False):
     id: Id
     role: Role
     turn: int

@@ -20,7 +20,16 @@ from shared_contracts.questions import Verdict
 from shared_contracts.tools import GradedOutput, JobOutput, PlanOutput, ReplyOutput
 
 GOLDENS = sorted(Path(__file__).parents[2].glob("golden/*/chats/*.json"))
-UNTRACKED = [TextPart, ToolPart, NoticePart, PlanOutput, GradedOutput, ReplyOutput, JobOutput]
+UNTRACKED = [
+    Message,
+    TextPart,
+    ToolPart,
+    NoticePart,
+    PlanOutput,
+    GradedOutput,
+    ReplyOutput,
+    JobOutput,
+]
 
 
 def _decode(data: bytes) -> ChatRecord:
@@ -64,14 +73,13 @@ def test_untracked_part_is_smaller_than_a_tracked_one() -> None:
     assert sys.getsizeof(TextPart(text="x")) + 16 == sys.getsizeof(TrackedText(text="x"))
 
 
-def test_messages_stay_weakly_referenceable() -> None:
-    """The transcript hasher and the chat cache take weak references to these."""
+def test_records_stay_weakly_referenceable() -> None:
+    """The chat cache and the chat encoder take weak references to records."""
     import weakref
 
     record = _decode(msgspec.json.encode(chat_record("chat-mem-0002", target_bytes=2_000)))
-    message: Message = record.messages[0]
-    assert weakref.ref(message)() is message
     assert weakref.ref(record)() is record
+    assert not gc.is_tracked(record.messages[0])
 
 
 def test_dict_inputs_held_by_untracked_parts_are_still_collected() -> None:
