@@ -68,10 +68,13 @@ class _Parts:
         """Whether `text` (at `path`) is stored by reference (then the caller empties it)."""
         if len(text) < MIN_CHARS:
             return False
-        key = text_hash(text)
+        data = text.encode("utf-8")
+        key = hashlib.sha256(data).hexdigest()[:32]
         if (number := int(key, 16)) not in self.stored:
             self.stored.add(number)
-            self.blobs[key] = text
+            # A non-ASCII text is stored as a copy: encoding a str attaches a UTF-8 copy
+            # of it to the str for life, and this one may be a session's (its context).
+            self.blobs[key] = text if text.isascii() else data.decode("utf-8")
         self.refs[path] = key
         return True
 

@@ -290,3 +290,24 @@ def test_the_interner_keeps_no_message_text_of_its_calls_alive():
     finally:
         tracemalloc.stop()
     assert held < 8_000  # blob keys and fingerprints, not the ~100 KB of message text
+
+
+def test_storing_a_non_ascii_text_leaves_the_callers_string_as_it_was():
+    import tracemalloc
+
+    context = "".join(["\u201cquoted\u201d ", "w" * 5000])  # a session's long-lived block
+    prompt = PromptEvent(
+        seq=0, turn=1, template_id="t", template_hash="h", graph_context=context, system_prompt=""
+    )
+    stored = Interner().intern(prompt)
+    assert stored.blobs[stored.refs["graph_context"]] == context
+    ENCODE.encode(stored)  # the trace writes the event
+    del stored
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        ENCODE.encode(context)
+        grew = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grew > 4_000  # only now does the caller's string get its UTF-8 copy
