@@ -16,7 +16,8 @@ differ only in the app. Kinds:
 
 Control protocol on stdin/stdout: the process prints `READY <port>`, then answers `cpu`
 (process CPU seconds, every thread), `rss` (resident bytes after a collection and
-`malloc_trim`) and stops on `quit` or end of input.
+`malloc_trim`), `gc` (tracked objects, then collections of each generation) and stops
+on `quit` or end of input.
 """
 
 from __future__ import annotations
@@ -253,6 +254,9 @@ def control(stop: Any) -> None:
             print(f"{time.process_time():.9f}", flush=True)
         elif command == "rss":
             print(resident_bytes(), flush=True)
+        elif command == "gc":
+            stats = " ".join(str(g["collections"]) for g in gc.get_stats())
+            print(f"{len(gc.get_objects())} {stats}", flush=True)
         elif command == "quit":
             break
     stop()

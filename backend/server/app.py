@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import gc
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from litestar import Litestar
@@ -25,7 +26,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with open_services(settings, **overrides) as services:
             app.state.services = services
-            yield
+            with startup_heap_frozen():
+                yield
 
     app = Litestar(
         route_handlers=[*ROUTES, chat_socket],
@@ -37,3 +39,18 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Litestar:
     )
     app.state.settings = settings
     return app
+
+
+@contextmanager
+def startup_heap_frozen() -> Iterator[None]:
+    """While the app serves, what exists once it has started (imports, routes, services,
+    the chats read at start-up) sits in the collector's permanent generation: a full
+    collection scans only what serving made since (≈ 60 ms over ≈ 100k objects every few
+    bursts of turns before). Refcounting still frees frozen objects; unfrozen at shutdown
+    so a process that builds apps again (tests) keeps no cycle out of reach."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
