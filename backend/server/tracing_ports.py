@@ -291,12 +291,10 @@ class TracingChatStore:
         return self.inner.held(chat_id)
 
     async def get(self, chat_id: str) -> ChatRecord:
-        async with self.tracer.access(chat_id, "read"):
-            return await self.inner.get(chat_id)
+        return await self.tracer.accessed(chat_id, "read", self.inner.get, chat_id)
 
     async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:
-        async with self.tracer.access(chat_id, "write"):
-            return await self.inner.update(chat_id, mutate)
+        return await self.tracer.accessed(chat_id, "write", self.inner.update, chat_id, mutate)
 
 
 class TracingGraphStore:
@@ -307,8 +305,7 @@ class TracingGraphStore:
         self.tracer = tracer
 
     async def read_since(self, cursor: LedgerCursor):
-        async with self.tracer.access(None, "graph_read"):
-            return await self.inner.read_since(cursor)
+        return await self.tracer.accessed(None, "graph_read", self.inner.read_since, cursor)
 
     async def append(self, batch) -> None:
         async with self.tracer.access(None, "graph_write"):
