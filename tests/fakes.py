@@ -63,6 +63,9 @@ class MemoryChatStore:
     async def held(self, chat_id: str):
         yield
 
+    def peek(self, chat_id: str) -> ChatRecord | None:
+        return self.records.get(chat_id)
+
     async def get(self, chat_id: str) -> ChatRecord:
         try:
             return self.records[chat_id]

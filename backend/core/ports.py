@@ -73,6 +73,12 @@ class ChatStore(Protocol):
         memory, so its turns do not decode it again; no I/O of its own."""
         ...
 
+    def peek(self, chat_id: str) -> ChatRecord | None:
+        """The chat's record as of its last completed write, if it is in memory (a held or
+        pinned chat once read); None otherwise. No I/O, no await: a caller can pair it
+        with other in-memory state in one step."""
+        ...
+
 
 @dataclass(slots=True)
 class LedgerBatch:

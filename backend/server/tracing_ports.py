@@ -290,6 +290,9 @@ class TracingChatStore:
     def held(self, chat_id: str):
         return self.inner.held(chat_id)
 
+    def peek(self, chat_id: str) -> ChatRecord | None:
+        return self.inner.peek(chat_id)  # memory only: no access to order
+
     async def get(self, chat_id: str) -> ChatRecord:
         return await self.tracer.accessed(chat_id, "read", self.inner.get, chat_id)
 

@@ -68,6 +68,10 @@ class JsonChatStore:
     async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:
         return await self._dir.update(chat_id, mutate, lambda r: r.id)
 
+    def peek(self, chat_id: str) -> ChatRecord | None:
+        """The chat's record as of its last completed write, if in memory; no I/O."""
+        return self._dir.latest(chat_id)
+
     def held(self, chat_id: str) -> AbstractAsyncContextManager[None]:
         """For a learner's open session: the chat's record stays decoded between turns."""
         return self._dir.pinned(chat_id)

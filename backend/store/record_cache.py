@@ -89,6 +89,14 @@ class RecordCache(Generic[T]):
         if pin[0] == 0:
             del self._pins[record_id]
 
+    def latest(self, record_id: str) -> T | None:
+        """The record as last read or written, if still in memory: a pinned record's
+        latest version (kept through a write in flight), else any reachable cached one."""
+        pin = self._pins.get(record_id)
+        if pin is not None and pin[1] is not None:
+            return pin[1]
+        return self._alive(record_id)
+
     def _alive(self, record_id: str) -> T | None:
         """The cached record, if any is still reachable (whatever its file now is)."""
         entry = self._entries.get(record_id)

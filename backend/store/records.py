@@ -79,6 +79,11 @@ class RecordDir(Generic[T]):
         finally:
             self._cache.unpin(key)
 
+    def latest(self, record_id: object) -> T | None:
+        """The record as last read or written, if in memory (see `RecordCache.latest`)."""
+        self.path(record_id)  # refuse a bad id here too
+        return self._cache.latest(str(record_id))
+
     async def load(self, record_id: object) -> T:
         """One record; `NotFound` if absent, `CorruptRecord` (naming the file) if undecodable.
         An unchanged record comes from the cache (a `stat` in place of a read and decode)."""

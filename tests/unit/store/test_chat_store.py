@@ -167,3 +167,19 @@ async def test_fault_at_directory_fsync_raises_and_leaves_a_decodable_record(tmp
     assert info.value.errno_name == "EIO"
     assert (await JsonChatStore(tmp_path).get("chat-1")).id == "chat-1"
     assert chat_files(tmp_path) == ["chat-1.json"]
+
+
+async def test_peek_serves_a_held_chat_from_memory_as_of_its_last_completed_write(tmp_path):
+    spy = SpyFileOps()
+    store = JsonChatStore(tmp_path, spy, cache_bytes=0)  # nothing kept unless held
+    await store.create(chat(messages=2))
+    assert store.peek("chat-1") is None  # not held, no budget: not in memory
+    async with store.held("chat-1"):
+        first = await store.get("chat-1")
+        calls = len(spy.calls)
+        assert store.peek("chat-1") is first and len(spy.calls) == calls  # no I/O at all
+        written = await store.update("chat-1", lambda r: msgspec.structs.replace(r, turns=7))
+        assert store.peek("chat-1") is written
+    assert store.peek("chat-1") is None or store.peek("chat-1") is written
+    with pytest.raises(HarnessError):
+        store.peek("../etc")
