@@ -37,7 +37,7 @@ from backend.core.record_ops import (
 )
 from backend.core.views import chat_view, public_part
 from backend.server import tracing, turn_service
-from shared_contracts.chat import ChatRecord, Message, Part, TextPart, ToolPart
+from shared_contracts.chat import ChatRecord, ChatView, Message, Part, TextPart, ToolPart
 from shared_contracts.frames import (
     Answer,
     ErrorFrame,
@@ -121,6 +121,7 @@ class ChatHandler:
         self.seams = seams
         self.config = config or HandlerConfig()
         self._running: dict[str, anyio.CancelScope] = {}
+        self._turns: dict[str, _Turn] = {}  # the running turn of each chat, once opened
 
     # -- chats ------------------------------------------------------------------------
 
@@ -139,6 +140,24 @@ class ChatHandler:
 
     async def view(self, chat_id: str):
         record = await self.chats.get(chat_id)
+        return chat_view(record, offline=self.config.offline, turn_running=self.is_running(chat_id))
+
+    def live_view(self, chat_id: str) -> ChatView | None:
+        """The chat as a socket opening now must see it, with no I/O and no await: its
+        record as of the last completed write, with the running turn's message so far (its
+        streamed text included); None when the record is not in memory. Taken in the same
+        step as the socket's hub connection, the snapshot holds every `text_delta` sent
+        before it and the connection every one after."""
+        record = self.chats.peek(chat_id)
+        if record is None:
+            return None
+        turn = self._turns.get(chat_id)
+        if turn is not None:
+            message = turn.assistant
+            if turn.partial:
+                message = _with_part(message, TextPart(text="".join(turn.partial)))
+            if message.parts:
+                record = upsert_message(record, message, record.updated_at)
         return chat_view(record, offline=self.config.offline, turn_running=self.is_running(chat_id))
 
     def is_running(self, chat_id: str) -> bool:
@@ -278,6 +297,7 @@ class ChatHandler:
                         created_at=self.clock.now(),
                     ),
                 )
+                self._turns[chat_id] = turn
                 await sink(TurnStarted(turn_id=turn.turn_id))
                 if notices:
                     await self.trace.jobs_delivered(chat_id, turn.turn_id, notices)  # type: ignore[arg-type]
@@ -302,9 +322,13 @@ class ChatHandler:
             await _safe_send(sink, ErrorFrame(code="internal", message="the turn failed"))
         finally:
             with anyio.CancelScope(shield=True):
-                if turn is not None:
-                    await self._finish(turn, reason)
-                self.release(chat_id, scope)
+                try:
+                    if turn is not None:
+                        await self._finish(turn, reason)
+                finally:
+                    if turn is not None and self._turns.get(chat_id) is turn:
+                        del self._turns[chat_id]
+                    self.release(chat_id, scope)
         if turn is not None:
             await turn_service.trigger_extraction(self.seams, chat_id)
         return reason

@@ -20,7 +20,6 @@ from backend.core.errors import HarnessError, NotFound
 from backend.core.ids import is_valid_id
 from backend.server.hub import ENCODER, Connection
 from backend.server.services import Services
-from shared_contracts.chat import ChatView
 from shared_contracts.frames import (
     MAX_INBOUND_FRAME_BYTES,
     Abort,
@@ -144,30 +143,32 @@ async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
     services: Services = socket.app.state.services
     if not is_valid_id(chat_id):
         raise WebSocketException(detail="invalid chat id", code=4400)
-    # The view goes straight into the session's frame, which lets go of it once sent.
-    await _session(socket, services, chat_id, await _view_or_404(services, chat_id))
-
-
-async def _view_or_404(services: Services, chat_id: str) -> ChatView:
     try:
-        return await services.handler.view(chat_id)
+        await services.stores.chats.get(chat_id)
     except NotFound:
         raise WebSocketException(detail="chat not found", code=4404) from None
-
-
-async def _session(socket: WebSocket, services: Services, chat_id: str, view: ChatView) -> None:
     await socket.accept()
     # The learner's chat stays decoded while the session is open: its turns read no file.
     async with services.stores.chats.held(chat_id):
-        connection = services.hub.connect(chat_id)
-        try:
-            await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
-            del view  # the session holds its chat (`held`), not this first snapshot of it
-            await _serve(socket, services, connection)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            services.hub.disconnect(connection)
+        await services.stores.chats.get(chat_id)  # in memory from here on: `live_view` reads it
+        await _session(socket, services, chat_id)
+
+
+async def _session(socket: WebSocket, services: Services, chat_id: str) -> None:
+    # One step, no await: the snapshot holds every frame sent before it (a running turn's
+    # streamed text so far included), the connection every frame after it.
+    view = services.handler.live_view(chat_id)
+    connection = services.hub.connect(chat_id)
+    try:
+        if view is None:  # not in memory after all: read it (frames meanwhile may repeat)
+            view = await services.handler.view(chat_id)
+        await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
+        del view  # the session holds its chat (`held`), not this first snapshot of it
+        await _serve(socket, services, connection)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        services.hub.disconnect(connection)
 
 
 async def _serve(socket: WebSocket, services: Services, connection: Connection) -> None:
