@@ -7,6 +7,7 @@ the CLI, the core and the offline tutor must not pay.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -311,17 +312,19 @@ def _import_litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback" banner on stdout per error
-    if not _FROZE[0]:
-        _FROZE[0] = True
+    if gc.get_freeze_count() < _FROZEN[0]:
         # litellm's import leaves ~390k long-lived objects that every full collection would
         # walk again (~160 ms here, landing mid-stream as a ~0.3 ms-a-chunk spike): collect
-        # once, then park everything alive in the permanent generation.
+        # once, then park everything alive in the permanent generation. Again only if
+        # something unfroze it since (an app that froze its start-up heap has stopped).
         gc.collect()
         gc.freeze()
+        _FROZEN[0] = gc.get_freeze_count()
     return litellm
 
 
-_FROZE = [False]
+_FROZEN = [sys.maxsize]
+"""How many objects were frozen once litellm's import was (`maxsize`: not yet)."""
 
 
 def _observed(litellm: Any) -> bool:
