@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from importlib import resources
 
 from backend.agent.tool_specs import tool_specs
-from backend.core.errors import ModelError
 from backend.core.ports import ChatModel
 from backend.core.transcript import to_model_messages
 from shared_contracts.chat import ChatRecord
-from shared_contracts.model_io import ModelDone, ModelEvent, ModelRequest
+from shared_contracts.model_io import ModelEvent, ModelRequest
 
 TEMPLATE_ID = "teacher.md"
 
@@ -83,15 +82,10 @@ class Teacher:
             tools=list(tool_specs()),
         )
 
-    async def stream(self, record: ChatRecord) -> AsyncIterator[ModelEvent]:
-        """The model's events; raises ModelError if the stream ends without `ModelDone`."""
-        done = False
-        async for event in self.model.stream(self.request(record)):
-            if isinstance(event, ModelDone):
-                done = True
-            yield event
-        if not done:
-            raise ModelError("the model stream ended without a final message")
+    def stream(self, record: ChatRecord) -> AsyncIterator[ModelEvent]:
+        """The model's events for one step, straight from the model (no layer of our own
+        per chunk): the caller refuses a stream that ends without `ModelDone`."""
+        return self.model.stream(self.request(record))
 
 
 def create_teacher(model: ChatModel, graph_context: str, template: str | None = None) -> Teacher:

@@ -368,7 +368,8 @@ class ChatHandler:
                         await sink(TextDelta(message_id=message_id, delta=event.text))
                 elif isinstance(event, ModelDone):
                     done = event
-            assert done is not None
+            if done is None:
+                raise ModelError("the model stream ended without a final message")
             text = done.message.content or "".join(turn.partial)
             turn.partial.clear()
             if text:

@@ -228,3 +228,27 @@ def test_the_trace_is_withheld_while_a_question_is_open(client_factory):
         until(ws, TurnFinished)
     trace = client.get(f"/api/chats/{chat}/trace")
     assert trace.status_code == 200 and "chlorophyll" in trace.text
+
+
+class CutOffModel:
+    """Streams text, then stops without the final message (a provider that hung up)."""
+
+    async def stream(self, request):
+        from shared_contracts.model_io import TextChunk
+
+        yield TextChunk(text="half a sen")
+
+
+def test_a_stream_without_its_final_message_ends_the_turn_with_a_model_error(client_factory):
+    client = client_factory(CutOffModel())
+    chat = new_chat(client)
+    with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
+        receive(ws)
+        ws.send_text('{"type": "user_message", "text": "teach me"}')
+        frames = until(ws, TurnFinished)
+    errors = [f for f in frames if isinstance(f, ErrorFrame)]
+    assert [e.code for e in errors] == ["model_error"] and "final message" in errors[0].message
+    assert frames[-1].reason == "error"
+    view = client.get(f"/api/chats/{chat}").json()
+    said = [p["text"] for m in view["messages"] for p in m["parts"] if m["role"] == "assistant"]
+    assert said == ["half a sen"]  # what the learner saw is kept
