@@ -3,9 +3,6 @@
 Traces are diagnostics, appended at every turn boundary: they are written without fsync.
 A killed process loses nothing (the page cache keeps the write); an OS crash may cost the
 last events, whose torn tail the next append repairs. Records and ledgers stay durable.
-So a log's later appends (one open, write, close into the page cache) are made in the
-caller's thread: a hop to a worker thread cost more than the write. Its first append,
-which reads the file to repair its tail, runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -40,7 +37,6 @@ class JsonlTraceStore:
         self._decoder = msgspec.json.Decoder(AnyTraceEvent)
         self._locks = KeyedLocks()
         self._sizes: dict[str, int | None] = {}  # known size once repaired; None: no file
-        self._threaded: dict[str, int] = {}  # appends queued for or in a worker thread
         try:
             self._fs.makedirs(self._dir)
         except OSError as exc:
@@ -54,17 +50,8 @@ class JsonlTraceStore:
         if not events:
             return
         data = self._encode(events)
-        if chat_id in self._sizes and chat_id not in self._threaded:
-            self._append_sync(chat_id, path, data)  # repaired, nothing ahead of it
-            return
-        self._threaded[chat_id] = self._threaded.get(chat_id, 0) + 1
-        try:
-            async with self._locks.hold(chat_id):
-                await anyio.to_thread.run_sync(self._append_sync, chat_id, path, data)
-        finally:
-            left = self._threaded.pop(chat_id) - 1
-            if left:
-                self._threaded[chat_id] = left
+        async with self._locks.hold(chat_id):
+            await anyio.to_thread.run_sync(self._append_sync, chat_id, path, data)
 
     async def read(self, chat_id: str) -> list[AnyTraceEvent]:
         """Every complete event of a chat (none if it has no log)."""
