@@ -64,17 +64,20 @@ class _Parts:
         self.refs: dict[str, str] = {}
         self.blobs: dict[str, str] = {}
 
-    def take(self, path: str, text: str) -> bool:
-        """Whether `text` (at `path`) is stored by reference (then the caller empties it)."""
+    def take(self, path: str, text: str, key: str = "") -> bool:
+        """Whether `text` (at `path`) is stored by reference (then the caller empties it);
+        `key`, when given, is its `text_hash`."""
         if len(text) < MIN_CHARS:
             return False
-        data = text.encode("utf-8")
-        key = hashlib.sha256(data).hexdigest()[:32]
+        data = b""
+        if not key:
+            data = text.encode("utf-8")
+            key = hashlib.sha256(data).hexdigest()[:32]
         if (number := int(key, 16)) not in self.stored:
             self.stored.add(number)
             # A non-ASCII text is stored as a copy: encoding a str attaches a UTF-8 copy
             # of it to the str for life, and this one may be a session's (its context).
-            self.blobs[key] = text if text.isascii() else data.decode("utf-8")
+            self.blobs[key] = text if text.isascii() else (data or text.encode()).decode()
         self.refs[path] = key
         return True
 
@@ -130,7 +133,7 @@ class Interner:
             del kept[run.at : run.at + run.count]
         parts = _Parts(self.stored)
         tools = request.tools
-        if tools and parts.take("tools", _ENCODE.encode(tools).decode()):
+        if tools and parts.take("tools", *_tools_text(tools)):
             tools = []
         messages: list[ModelMessage] = []
         for i, message in enumerate(kept):
@@ -162,6 +165,22 @@ class Interner:
             if n and (best is None or n > best.count):
                 best = MessageRun(call=key, start=at, count=n, at=at)
         return best
+
+
+_LAST_TOOLS: list = [(), "", ""]
+"""The last tool list seen (its very objects, held so their identity stays meaningful),
+its JSON and that JSON's `text_hash`: every teacher call carries the same ≈ 7.5 KB of specs."""
+
+
+def _tools_text(tools: list[ToolSpec]) -> tuple[str, str]:
+    """The tool list's JSON and its `text_hash`, reused while the list holds the same
+    objects (specs are frozen Structs, built once, and their schemas never edited)."""
+    last, text, key = _LAST_TOOLS
+    if len(last) != len(tools) or any(a is not b for a, b in zip(last, tools, strict=True)):
+        text = _ENCODE.encode(tools).decode()
+        key = text_hash(text)
+        _LAST_TOOLS[:] = [tuple(tools), text, key]
+    return text, key
 
 
 def delta_run(

@@ -311,3 +311,26 @@ def test_storing_a_non_ascii_text_leaves_the_callers_string_as_it_was():
     finally:
         tracemalloc.stop()
     assert grew > 4_000  # only now does the caller's string get its UTF-8 copy
+
+
+def test_each_tool_list_is_stored_as_itself_when_calls_alternate_between_lists():
+    plan = [ToolSpec(name="plan", description="p" * 300, parameters={"type": "object"})]
+
+    def call(key: str, tools: list[ToolSpec], seq: int) -> ModelCallEvent:
+        request = ModelRequest(
+            role="teacher", messages=[ModelMessage(role="user", content="hi")], tools=tools
+        )
+        return ModelCallEvent(
+            seq=seq, key=key, model="m", request=request, request_hash=request_hash(request)
+        )
+
+    events = [
+        call("turn:1/teacher#0", TOOLS, 0),
+        call("turn:1/teacher#1", plan, 1),
+        call("turn:1/teacher#2", list(TOOLS), 2),  # a new list of the same specs
+        call("turn:1/teacher#3", [ToolSpec(name="quiz", description="e" * 300, parameters={})], 3),
+    ]
+    interner = Interner()
+    stored = [interner.intern(e) for e in events]
+    assert all(not s.request.tools for s in stored)  # each stored by reference
+    assert expand_blobs(stored) == events
