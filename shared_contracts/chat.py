@@ -16,9 +16,9 @@ ToolState = Literal["input-streaming", "input-available", "output-available", "o
 Role = Literal["user", "assistant"]
 
 
-# gc=False (parts, tool outputs, verdicts): these never refer back to what holds them, so
-# they cannot form a cycle; untracked, each costs 16 bytes less and no collector work. A
-# Message stays tracked: it takes weak references, which gc=False forbids.
+# gc=False (messages, parts, tool outputs, verdicts): these never refer back to what holds
+# them, so they cannot form a cycle; untracked, each costs 16 bytes less and no collector
+# work.
 class TextPart(Record, tag_field="type", tag="text", kw_only=True, gc=False):
     text: str
 
@@ -51,7 +51,6 @@ class NoticePart(Record, tag_field="type", tag="notice", kw_only=True, gc=False)
 Part = TextPart | ToolPart | NoticePart
 
 
-# gc=False: a message holds only its parts (untracked too) and can be in no cycle.
 class Message(Record, kw_only=True, gc=False):
     id: Id
     role: Role

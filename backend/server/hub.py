@@ -137,12 +137,7 @@ class TurnSink:
         self._chat_id = chat_id
 
     async def __call__(self, frame: ServerFrame) -> None:
-        hub = self._hub
-        if type(frame) is TextDelta:  # the streamed frame: the short path
-            hub.trace.outbound_delta(self._chat_id, frame.message_id, frame.delta)
-            hub._deliver(self._chat_id, ENCODER.encode(frame).decode())
-        else:
-            hub.publish(self._chat_id, frame)
+        self._hub.publish(self._chat_id, frame)
 
     def text_deltas(self, message_id: str) -> Callable[[str], None]:
         """`push(text)`: one `text_delta` frame of `message_id`, exactly as awaiting this

@@ -260,8 +260,7 @@ async def open_services(
                 # Every unit is cancelled at once (turns, jobs, extraction runs), as when the
                 # server's own scope is cancelled: a replay shuts down the same way.
                 task_group.cancel_scope.cancel()
-                await services.jobs.shutdown()
-                await tracer.flush_all()
+                await services.jobs.shutdown()  # the trace is written once all have ended
 
 
 @asynccontextmanager

@@ -424,12 +424,9 @@ class Tracer(TraceHooks):
         code, not two generator context managers (≈ 10 µs a sync point, ≈ 9 a turn).
         With `mark` (an `access`), a failure counts too, with `mark` emitted after it."""
         turn = is_turn_unit(scope.key)
-        lock = self._state_locks.get(scope.chat_id)
-        if lock is None:
-            lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
         failed: Exception | None = None
         with anyio.CancelScope(shield=True) if turn else _NO_GUARD:
-            async with lock:
+            async with self._state_lock(scope.chat_id):
                 if mark is None:
                     result = await fn(*args)
                 else:
@@ -474,11 +471,8 @@ class Tracer(TraceHooks):
                 await player.gate(
                     scope.key, self._counters.get((scope.chat_id, scope.key, "sync"), 0)
                 )
-            lock = self._state_locks.get(scope.chat_id)
-            if lock is None:
-                lock = self._state_locks[scope.chat_id] = anyio.Lock(fast_acquire=True)
             failed: Exception | None = None
-            async with lock:
+            async with self._state_lock(scope.chat_id):
                 try:
                     yield
                 except anyio.get_cancelled_exc_class():
@@ -501,6 +495,13 @@ class Tracer(TraceHooks):
                 raise failed
         if turn:
             await self._landing(scope, n)
+
+    def _state_lock(self, chat_id: str) -> anyio.Lock:
+        """The chat's state lock; a free one is taken without a scheduling point."""
+        lock = self._state_locks.get(chat_id)
+        if lock is None:
+            lock = self._state_locks[chat_id] = anyio.Lock(fast_acquire=True)
+        return lock
 
     async def next_sync_turn(self) -> None:
         """Replay only: wait until the running unit's next sync point may pass. For code

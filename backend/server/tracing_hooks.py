@@ -269,9 +269,8 @@ class TraceHooks:
         """Replay only: a job about to queue for its slot. If its recording shows it
         cancelled before it started (the server shut down), it is held here until the
         replay's shutdown cancels it (nothing is recorded)."""
-        player = getattr(self, "player", None)
-        if player is not None:
-            await player.stop(f"job:{job.id}", point="start")
+        if self.player is not None:
+            await self.player.stop(f"job:{job.id}", point="start")
 
     @contained
     async def job(self, chat_id: str, job_id: str, phase: str, detail: str = "") -> None:

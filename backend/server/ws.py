@@ -143,14 +143,13 @@ async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
     services: Services = socket.app.state.services
     if not is_valid_id(chat_id):
         raise WebSocketException(detail="invalid chat id", code=4400)
-    try:
-        await services.stores.chats.get(chat_id)
-    except NotFound:
-        raise WebSocketException(detail="chat not found", code=4404) from None
-    await socket.accept()
     # The learner's chat stays decoded while the session is open: its turns read no file.
     async with services.stores.chats.held(chat_id):
-        await services.stores.chats.get(chat_id)  # in memory from here on: `live_view` reads it
+        try:
+            await services.stores.chats.get(chat_id)  # in memory from here: `live_view` reads it
+        except NotFound:
+            raise WebSocketException(detail="chat not found", code=4404) from None
+        await socket.accept()
         await _session(socket, services, chat_id)
 
 
