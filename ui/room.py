@@ -252,10 +252,10 @@ def apply_frames(room: Room, frames: Iterable[ServerFrame]) -> Room:
 
 
 def user_sent(room: Room, text: str, client_id: str) -> Room:
-    """Shows the learner's message at once (the server has no echo frame)."""
+    """Shows the learner's message at once (the server has no echo frame). The last
+    verdict leaves the dock: the learner has moved on (the question keeps it inline)."""
     message = LocalMessage(id=client_id, role="user", parts=(TextPart(text=text),))
-    errors = ()
-    return _replace(room, messages=(*room.messages, message), errors=errors)
+    return _replace(room, messages=(*room.messages, message), errors=(), last_verdict=None)
 
 
 def answer_sent(room: Room, tool_call_id: str) -> Room:

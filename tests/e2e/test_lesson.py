@@ -78,6 +78,9 @@ async def test_new_learner_does_a_whole_offline_lesson(servers, page: Page, arti
     await page.get_by_role("radio", name="Sure").click()
     await page.locator("#submit-answer").click()
     await expect(verdict).to_contain_text("Right")
+    # The teacher's feedback is markdown: its math renders, no `$` delimiter is left.
+    await expect(verdict.locator(".lh-feedback .katex").first).to_be_visible()
+    await expect(verdict.locator(".lh-feedback")).not_to_contain_text("$")
     await expect(page.locator(".lh-plan-done")).to_have_count(3)
     await expect(page.locator("#question-dock")).to_have_count(0)
     # Job cards: the research note, the diagram as an image, the demo in a locked frame.

@@ -88,6 +88,17 @@ def test_question_then_verdict_clears_the_pending_question():
     assert room.last_verdict == verdict
 
 
+def test_a_new_learner_message_takes_the_last_verdict_out_of_the_dock():
+    room = answer_sent(
+        apply_frame(Room(), Question(tool_call_id="call_mc", question=MC)), "call_mc"
+    )
+    room = apply_frame(room, VerdictFrame(tool_call_id="call_mc", correct=True, expected="1/2"))
+    room = apply_frame(room, TurnFinished(turn_id=2, reason="stop"))
+    assert room.last_verdict is not None  # the lesson going on by itself keeps it
+    room = user_sent(room, "now something else", "local-2")
+    assert room.last_verdict is None
+
+
 def test_ask_user_question_is_marked_as_such():
     ask = PublicQuestion(kind="ask_user", prompt="What do you want to learn?")
     room = apply_frame(Room(), Question(tool_call_id="call_a", question=ask))

@@ -33,7 +33,11 @@ def verdict_line(correct: rx.Var[bool], expected: rx.Var[str], feedback: rx.Var[
             expected != "",
             rx.hstack(rx.text("Expected:", size="2"), safe_markdown(expected), align="baseline"),
         ),
-        rx.cond(feedback != "", rx.text(feedback, size="2")),
+        rx.cond(
+            feedback != "",
+            # The teacher's feedback is model text: its math renders like the question's.
+            rx.box(safe_markdown(feedback), font_size="0.875em", class_name="lh-feedback"),
+        ),
         spacing="1",
         class_name="lh-verdict",
     )
