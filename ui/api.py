@@ -82,6 +82,15 @@ async def extract(chat_id: str) -> ExtractAccepted:
     return _decode(await _request("POST", f"/api/chats/{chat_id}/extract", b"{}"), ExtractAccepted)
 
 
+async def chat_status(chat_id: str) -> int:
+    """The HTTP status `GET /api/chats/{id}` answers (0 when the API cannot be reached)."""
+    try:
+        await _request("GET", f"/api/chats/{chat_id}")
+    except ApiError as exc:
+        return exc.status
+    return 200
+
+
 async def get_job(job_id: str) -> Job:
     """`GET /api/jobs/{id}`."""
     return _decode(await _request("GET", f"/api/jobs/{job_id}"), Job)

@@ -17,6 +17,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from shared_contracts.frames import ErrorFrame, ServerFrame, TextDelta
+from ui.api import chat_status
 from ui.room import Connection
 from ui.settings import WS_MAX_SIZE, auth_headers, ws_url
 
@@ -73,13 +74,22 @@ async def _read(ws: Any, apply: Apply, flush_seconds: float, idle_seconds: float
                 return False
 
 
-def _refusal(exc: InvalidStatus) -> str | None:
-    """A message when the API refused for good (not found, not allowed); None = retry."""
+NOT_FOUND = "This session does not exist. Start a new one from your graph."
+NOT_ALLOWED = "The API refused this page (check LH_API_TOKEN)."
+
+
+async def _refusal(
+    exc: InvalidStatus, chat_id: str, status_of: Callable[[str], Awaitable[int]]
+) -> str | None:
+    """A message when the API refused for good (not found, not allowed); None = retry.
+
+    A handshake the server refuses before accepting is answered 403 whatever the reason
+    (a missing chat too), so a 401 or 403 asks the HTTP API, which tells them apart."""
     code = exc.response.status_code
-    if code in (401, 403):
-        return "The API refused this page (check LH_API_TOKEN)."
     if code == 404:
-        return "This session does not exist."
+        return NOT_FOUND
+    if code in (401, 403):
+        return NOT_FOUND if await status_of(chat_id) == 404 else NOT_ALLOWED
     return None
 
 
@@ -92,6 +102,7 @@ async def run_link(
     flush_seconds: float = FLUSH_SECONDS,
     idle_seconds: float = IDLE_TICK_SECONDS,
     backoff: tuple[float, ...] = BACKOFF_SECONDS,
+    status_of: Callable[[str], Awaitable[int]] = chat_status,
 ) -> None:
     """Holds one classroom socket until `apply` says stop, reconnecting with backoff."""
     failures = 0
@@ -118,7 +129,7 @@ async def run_link(
                     with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
                         await writer
         except InvalidStatus as exc:
-            message = _refusal(exc)
+            message = await _refusal(exc, chat_id, status_of)
             if message is not None:
                 await on_error(message)
                 await apply([], "closed")

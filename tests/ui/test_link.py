@@ -6,10 +6,14 @@ import asyncio
 from typing import Any
 
 import msgspec
+import pytest
+from websockets.datastructures import Headers
+from websockets.exceptions import InvalidStatus
+from websockets.http11 import Response
 
 from shared_contracts.frames import ErrorFrame, Snapshot, TextDelta, TurnFinished
 from tests.ui.samples import chat_view
-from ui.link import decode, run_link
+from ui.link import NOT_ALLOWED, NOT_FOUND, decode, run_link
 from ui.settings import WS_MAX_SIZE
 
 ENC = msgspec.json.Encoder()
@@ -39,7 +43,7 @@ class FakeSocket:
 class FakeConnect:
     """Stands in for websockets' `connect`: one socket per attempt, or an OSError."""
 
-    def __init__(self, attempts: list[FakeSocket | OSError]):
+    def __init__(self, attempts: list[FakeSocket | Exception]):
         self.attempts = list(attempts)
         self.calls: list[dict[str, Any]] = []
 
@@ -49,7 +53,7 @@ class FakeConnect:
 
         class _Ctx:
             async def __aenter__(self):
-                if isinstance(attempt, OSError):
+                if isinstance(attempt, Exception):
                     raise attempt
                 return attempt
 
@@ -148,3 +152,33 @@ async def test_queued_client_frames_are_sent_on_the_socket():
         idle_seconds=0.02,
     )
     assert socket.sent == ['{"type":"ping"}']
+
+
+def refused(status: int) -> InvalidStatus:
+    return InvalidStatus(Response(status, "refused", Headers(), b""))
+
+
+@pytest.mark.parametrize(
+    ("handshake", "api_says", "message"),
+    [
+        (403, 404, NOT_FOUND),  # a missing chat's handshake is refused with 403 too
+        (403, 403, NOT_ALLOWED),
+        (401, 401, NOT_ALLOWED),
+        (404, 200, NOT_FOUND),
+    ],
+)
+async def test_a_refused_handshake_says_why_and_stops(handshake, api_says, message):
+    asked: list[str] = []
+
+    async def status_of(chat_id: str) -> int:
+        asked.append(chat_id)
+        return api_says
+
+    connect = FakeConnect([refused(handshake)])
+    rec = Recorder(stop_after=1)
+    await run_link(
+        "chat-gone", asyncio.Queue(), rec.apply, rec.on_error, connect=connect, status_of=status_of
+    )
+    assert rec.statuses[-2:] == [f"error:{message}", "closed"]
+    assert len(connect.calls) == 1  # refused for good: no retry
+    assert asked == ([] if handshake == 404 else ["chat-gone"])
