@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 import reflex as rx
 
-from shared_contracts.chat import ChatView, Message, NoticePart, TextPart, ToolPart
+from shared_contracts.chat import ChatSummary, ChatView, Message, NoticePart, TextPart, ToolPart
 from shared_contracts.frames import Snapshot
 from shared_contracts.graph import GraphNode, GraphSnapshot
 from shared_contracts.questions import Verdict
@@ -24,7 +25,7 @@ from ui.practise import (
 )
 from ui.render import chat_items
 from ui.room import Room, apply_frames, user_sent, with_connection
-from ui.state.home_state import HomeState, search_nodes
+from ui.state.home_state import HomeState, chat_rows, search_nodes
 
 
 def _node(node_id: str, statement: str, state: str = "introduced", chat: str = "c1") -> GraphNode:
@@ -141,3 +142,16 @@ def test_a_snapshot_with_a_job_notice_renders():
     chat = chat_view(messages=[message], pending_question=None)
     items = chat_items(apply_frames(Room(), [Snapshot(chat=chat)]))
     assert [i.text for i in items] == ["next"]
+
+
+def test_session_rows_are_newest_first_and_count_turns_in_words():
+    def summary(chat_id: str, minutes: int, turns: int) -> ChatSummary:
+        at = AT + timedelta(minutes=minutes)
+        return ChatSummary(
+            id=chat_id, title="", created_at=AT, updated_at=at, model="m", turns=turns, messages=2
+        )
+
+    rows = chat_rows([summary("chat-a", 1, 1), summary("chat-b", 2, 0), summary("chat-c", 0, 12)])
+    assert [r.id for r in rows] == ["chat-b", "chat-a", "chat-c"]
+    assert [r.turns for r in rows] == ["0 turns", "1 turn", "12 turns"]
+    assert rows[0].title == "Untitled session" and rows[0].href == "/chat/chat-b"

@@ -138,7 +138,7 @@ def _chat_row(row: ChatRow) -> rx.Component:
     return rx.link(
         rx.box(
             rx.text(row.title, weight="medium", size="2"),
-            rx.text(row.when, " · ", row.turns, " turns", size="1", color_scheme="gray"),
+            rx.text(row.when, " · ", row.turns, size="1", color_scheme="gray"),
             padding="0.5em",
             border_radius="8px",
             _hover={"background": rx.color("gray", 3)},

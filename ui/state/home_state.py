@@ -23,7 +23,8 @@ class ChatRow:
     id: str = ""
     title: str = ""
     when: str = ""
-    turns: int = 0
+    turns: str = ""
+    """How long the session was: "1 turn", "12 turns"."""
     href: str = ""
 
 
@@ -35,7 +36,7 @@ def chat_rows(chats: list[ChatSummary]) -> list[ChatRow]:
             id=c.id,
             title=c.title or "Untitled session",
             when=c.updated_at.strftime("%Y-%m-%d %H:%M"),
-            turns=c.turns,
+            turns=f"{c.turns} turn" if c.turns == 1 else f"{c.turns} turns",
             href=f"/chat/{c.id}",
         )
         for c in ordered
