@@ -12,6 +12,17 @@ from shared_contracts.plan import PlanTree
 from shared_contracts.questions import PublicQuestion
 from shared_contracts.tools import ToolOutput
 
+UNTITLED = "New session"
+"""A chat's title until its first learner message names it (`title_from`)."""
+
+
+def title_from(text: str) -> str:
+    """The title a chat takes from its first learner message: whitespace folded, at most
+    60 characters (then an ellipsis). The server stores it; the classroom shows it at once."""
+    first = " ".join(text.split())
+    return first[:60] + ("…" if len(first) > 60 else "")
+
+
 ToolState = Literal["input-streaming", "input-available", "output-available", "output-error"]
 Role = Literal["user", "assistant"]
 

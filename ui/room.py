@@ -12,7 +12,15 @@ from typing import Any, Literal, get_args
 
 import msgspec
 
-from shared_contracts.chat import ChatView, Message, PendingQuestion, TextPart, ToolPart
+from shared_contracts.chat import (
+    UNTITLED,
+    ChatView,
+    Message,
+    PendingQuestion,
+    TextPart,
+    ToolPart,
+    title_from,
+)
 from shared_contracts.frames import (
     ErrorFrame,
     GraphUpdated,
@@ -252,10 +260,14 @@ def apply_frames(room: Room, frames: Iterable[ServerFrame]) -> Room:
 
 
 def user_sent(room: Room, text: str, client_id: str) -> Room:
-    """Shows the learner's message at once (the server has no echo frame). The last
-    verdict leaves the dock: the learner has moved on (the question keeps it inline)."""
+    """Shows the learner's message at once (the server has no echo frame), and the title
+    it gives an untitled chat (as the server does). The last verdict leaves the dock: the
+    learner has moved on (the question keeps it inline)."""
     message = LocalMessage(id=client_id, role="user", parts=(TextPart(text=text),))
-    return _replace(room, messages=(*room.messages, message), errors=(), last_verdict=None)
+    title = title_from(text) if room.title == UNTITLED else room.title
+    return _replace(
+        room, messages=(*room.messages, message), title=title, errors=(), last_verdict=None
+    )
 
 
 def answer_sent(room: Room, tool_call_id: str) -> Room:

@@ -37,7 +37,16 @@ from backend.core.record_ops import (
 )
 from backend.core.views import chat_view, public_part
 from backend.server import tracing, turn_service
-from shared_contracts.chat import ChatRecord, ChatView, Message, Part, TextPart, ToolPart
+from shared_contracts.chat import (
+    UNTITLED,
+    ChatRecord,
+    ChatView,
+    Message,
+    Part,
+    TextPart,
+    ToolPart,
+    title_from,
+)
 from shared_contracts.frames import (
     Answer,
     ErrorFrame,
@@ -129,7 +138,7 @@ class ChatHandler:
         now = self.clock.now()
         record = ChatRecord(
             id=self.ids.new("chat"),
-            title=(title or "").strip() or "New session",
+            title=(title or "").strip() or UNTITLED,
             created_at=now,
             updated_at=now,
             model=self.config.model_label,
@@ -192,8 +201,8 @@ class ChatHandler:
                 parts=[TextPart(text=frame.text)],
             )
             updated = upsert_message(record, message, now)
-            if record.title == "New session":
-                updated = msgspec.structs.replace(updated, title=_title(frame.text))
+            if record.title == UNTITLED:
+                updated = msgspec.structs.replace(updated, title=title_from(frame.text))
             return updated
 
         return await self._run_turn(chat_id, sink, scope, _nothing, add_message)
@@ -526,11 +535,6 @@ def _raw_dict(arguments: str) -> dict:
 
 def _raw_text(part: ToolPart) -> str:
     return msgspec.json.encode(part.input).decode()
-
-
-def _title(text: str) -> str:
-    first = " ".join(text.split())
-    return first[:60] + ("…" if len(first) > 60 else "")
 
 
 def _frame_code(exc: HarnessError) -> str:

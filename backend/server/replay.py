@@ -67,7 +67,7 @@ from backend.server.tracing import (
     read_expanded,
 )
 from backend.server.ws import _dispatch
-from shared_contracts.chat import ChatRecord, ForkOrigin
+from shared_contracts.chat import UNTITLED, ChatRecord, ForkOrigin
 from shared_contracts.trace import (
     AnyTraceEvent,
     ClockEvent,
@@ -172,7 +172,7 @@ async def run_replay(
     at = created.at if created and created.at else _first_clock(recorded)
     record = ChatRecord(
         id=new_id,
-        title=created.title if created else "New session",
+        title=created.title if created else UNTITLED,
         created_at=at,
         updated_at=at,
         model=fork_model if live else started.config.get("teacher", "offline"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import get_args
 
+from shared_contracts.chat import UNTITLED
 from shared_contracts.frames import (
     ErrorFrame,
     GraphUpdated,
@@ -129,6 +130,15 @@ def test_graph_updated_ends_extraction_with_a_count():
     room = apply_frame(room, GraphUpdated(stats=ONE_OF_EACH[10].stats, new_nodes=["a", "b"]))
     assert not room.extracting and room.graph_notice == "2 new things in your graph"
     assert graph_notice(1) == "1 new thing in your graph"
+
+
+def test_the_first_message_names_an_untitled_chat_at_once():
+    room = apply_frame(Room(), Snapshot(chat=chat_view(title=UNTITLED)))
+    room = user_sent(room, "  Teach me\nfractions  ", "local-1")
+    assert room.title == "Teach me fractions"
+    assert user_sent(room, "something else", "local-2").title == "Teach me fractions"
+    long = user_sent(apply_frame(Room(), Snapshot(chat=chat_view(title=UNTITLED))), "x" * 80, "l")
+    assert long.title == "x" * 60 + "…"
 
 
 def test_user_message_shows_at_once():
