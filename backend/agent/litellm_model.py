@@ -187,6 +187,29 @@ def classify(exc: BaseException) -> tuple[bool, float | None]:
     return retryable, _retry_after(exc)
 
 
+def explain(model: str, exc: BaseException, *, mid_stream: bool = False) -> str:
+    """What the learner reads when a call to `model` failed with `exc`: what happened and
+    what to do, without the provider's raw error (the log keeps that)."""
+    who = f"The tutor's model ({model})"
+    if mid_stream:
+        return f"{who} stopped mid-answer. What arrived is kept; send a message to go on."
+    status = getattr(exc, "status_code", None)
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & {"AuthenticationError", "PermissionDeniedError"} or status in (401, 403):
+        return f"{who} refused its API key. Check the provider's key (e.g. OPENAI_API_KEY)."
+    if "NotFoundError" in names or status == 404:
+        return f"{who} was not found at the provider. Check LH_MODEL."
+    if "RateLimitError" in names or status == 429:
+        return f"{who} is rate-limited right now. Wait a minute, then send your message again."
+    if names & _RETRYABLE_NAMES or "connection error" in str(exc).lower():
+        return f"{who} could not be reached. Check the network, then send your message again."
+    if "ContextWindowExceededError" in names:
+        return f"{who} cannot take this much text. Start a new session to go on."
+    if isinstance(status, int) and status >= 500:
+        return f"{who} failed on the provider's side. Send your message again in a moment."
+    return f"{who} could not answer ({type(exc).__name__}). Send your message again."
+
+
 def _retry_after(exc: BaseException) -> float | None:
     headers: Any = getattr(getattr(exc, "response", None), "headers", None) or getattr(
         exc, "headers", None
@@ -292,15 +315,19 @@ class LitellmChatModel:
             except Exception as exc:  # cancellation is a BaseException and passes through
                 retryable, retry_after = classify(exc)
                 detail = f"{self.model}: {type(exc).__name__}: {_short(exc)}"
+                public = explain(self.model, exc, mid_stream=yielded)
                 if yielded:
-                    raise ModelError(f"{detail} (mid-stream)", retryable=retryable) from exc
+                    raise ModelError(
+                        f"{detail} (mid-stream)", retryable=retryable, public=public
+                    ) from exc
                 if not retryable:
-                    raise ModelError(detail, retryable=False) from exc
+                    raise ModelError(detail, retryable=False, public=public) from exc
                 if attempt >= self.max_attempts:
                     raise ModelError(
                         f"{detail} (after {attempt} attempts)",
                         retryable=True,
                         retry_after=retry_after,
+                        public=public,
                     ) from exc
                 await self.sleep(self._backoff(attempt, retry_after))
                 continue

@@ -70,14 +70,26 @@ class GradingError(HarnessError):
 
 
 class ModelError(HarnessError):
-    """A model call failed. `retryable` is true for timeouts, 429 and 5xx."""
+    """A model call failed. `retryable` is true for timeouts, 429 and 5xx. The message is
+    the detail for the operator's log; `public`, when given, is what the learner reads."""
 
     code = "model_error"
 
-    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        public: str | None = None,
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.public = public
+
+    def public_message(self) -> str:
+        return self.public if self.public is not None else super().public_message()
 
 
 class Busy(HarnessError):

@@ -320,7 +320,8 @@ class ChatHandler:
                 reason = "aborted"
         except ModelError as exc:
             reason = "error"
-            await _safe_send(sink, ErrorFrame(code="model_error", message=str(exc)[:500]))
+            log.warning("[chat %s] model call failed: %s", chat_id, exc)
+            await _safe_send(sink, ErrorFrame(code="model_error", message=exc.public_message()))
         except HarnessError as exc:
             reason = "error"
             log.warning("[chat %s] turn ended with %s: %s", chat_id, type(exc).__name__, exc)

@@ -15,7 +15,7 @@ from anyio import wait_all_tasks_blocked
 
 from backend.agent.jobs import JobRunner, SubAgentContext, create_job_runner
 from backend.agent.jobs.runner import INTERRUPTED, NEVER_RECORDED
-from backend.core.errors import BadToolArguments, Busy, NotFound, ToolError
+from backend.core.errors import BadToolArguments, Busy, ModelError, NotFound, ToolError
 from shared_contracts.chat import ChatRecord, Message, TextPart, ToolPart
 from shared_contracts.jobs import Job, ResearchNote, Visual
 from shared_contracts.tools import DemoArgs, JobOutput, ResearchArgs, VisualArgs
@@ -204,6 +204,18 @@ async def test_a_job_finishing_during_a_turn_write(locked: bool) -> None:
     # Through the store's per-chat lock both writes survive; without it (the control) the
     # interleaving really happens and one write is lost — so this scenario can fail.
     assert (turn_kept and job_kept) is locked
+
+
+async def test_a_model_failure_shows_its_public_message_on_the_job_not_the_detail() -> None:
+    chats, jobs = MemoryChatStore(), MemoryJobStore()
+    await chats.create(chat("chat-1", ("call_d", "demo")))
+    public = "The tutor's model (m) could not be reached. Send your message again."
+    agent = StubAgent(error=ModelError("m: APIConnectionError: [Errno 111]", public=public))
+    async with harness(chats, jobs, {"demo": agent.open()}) as (runner, _updates):
+        job = await runner.submit("chat-1", "call_d", "demo", DemoArgs(brief="b"))
+        await runner.wait_idle()
+    assert (await jobs.get(job.id)).error == public
+    assert part(await chats.get("chat-1"), "call_d").error == public
 
 
 async def test_a_timed_out_job_fails_and_its_part_shows_the_error() -> None:

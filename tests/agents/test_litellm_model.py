@@ -226,6 +226,22 @@ async def test_500_three_times_is_a_retryable_model_error(fake: FakeOpenAI) -> N
     assert info.value.retryable is True
     assert len(fake.requests) == 3
     assert sleep.calls == [0.5, 1.0]  # exponential backoff between the three attempts
+    assert "after 3 attempts" in str(info.value)  # the detail, for the operator's log
+    assert_learner_reads(info.value, "failed on the provider's side")
+
+
+def assert_learner_reads(error: ModelError, phrase: str) -> None:
+    """The learner's message names the model and what to do, not the provider's error."""
+    public = error.public_message()
+    assert phrase in public and "openai/fake" in public
+    assert "Exception" not in public and "litellm" not in public
+
+
+async def test_429_every_time_tells_the_learner_to_wait(fake: FakeOpenAI) -> None:
+    fake.script(Fail(429), Fail(429), Fail(429))
+    with pytest.raises(ModelError) as info:
+        await collect(make_model(fake, SleepRecorder()), request())
+    assert_learner_reads(info.value, "rate-limited")
 
 
 async def test_timeout_is_retried_then_succeeds(fake: FakeOpenAI) -> None:
@@ -237,13 +253,19 @@ async def test_timeout_is_retried_then_succeeds(fake: FakeOpenAI) -> None:
     assert len(sleep.calls) == 1
 
 
-@pytest.mark.parametrize("status", [400, 401, 404])
-async def test_client_errors_are_not_retried(fake: FakeOpenAI, status: int) -> None:
+@pytest.mark.parametrize(
+    ("status", "learner_reads"),
+    [(400, "could not answer"), (401, "API key"), (404, "LH_MODEL")],
+)
+async def test_client_errors_are_not_retried(
+    fake: FakeOpenAI, status: int, learner_reads: str
+) -> None:
     fake.script(Fail(status), stream_text("never"))
     sleep = SleepRecorder()
     with pytest.raises(ModelError) as info:
         await collect(make_model(fake, sleep), request())
     assert info.value.retryable is False
+    assert_learner_reads(info.value, learner_reads)
     assert len(fake.requests) == 1
     assert sleep.calls == []
 
@@ -252,10 +274,11 @@ async def test_reset_mid_stream_raises_after_the_partial_text(fake: FakeOpenAI) 
     fake.script(Reset(text_chunks("Half ", "a ")), stream_text("never"))
     sleep = SleepRecorder()
     seen: list[ModelEvent] = []
-    with pytest.raises(ModelError, match="mid-stream"):
+    with pytest.raises(ModelError, match="mid-stream") as info:
         await collect_into(make_model(fake, sleep), request(), seen)
     assert seen == [TextChunk(text="Half "), TextChunk(text="a ")]
     assert len(fake.requests) == 1  # no retry once text reached the caller
+    assert_learner_reads(info.value, "mid-answer")
     assert sleep.calls == []
 
 
@@ -268,6 +291,7 @@ async def test_connection_refused_is_retried_then_a_typed_error() -> None:
         await collect(model, request())
     assert info.value.retryable is True
     assert len(sleep.calls) == 2
+    assert_learner_reads(info.value, "could not be reached")
 
 
 async def test_a_stall_mid_stream_times_out_as_a_mid_stream_error(fake: FakeOpenAI) -> None:

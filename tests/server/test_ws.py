@@ -6,6 +6,7 @@ import msgspec
 import pytest
 from litestar.exceptions import WebSocketDisconnect
 
+from backend.core.errors import ModelError
 from shared_contracts.frames import (
     ErrorFrame,
     Pong,
@@ -252,3 +253,19 @@ def test_a_stream_without_its_final_message_ends_the_turn_with_a_model_error(cli
     view = client.get(f"/api/chats/{chat}").json()
     said = [p["text"] for m in view["messages"] for p in m["parts"] if m["role"] == "assistant"]
     assert said == ["half a sen"]  # what the learner saw is kept
+
+
+def test_a_failed_model_call_shows_the_learner_its_public_message_not_the_detail(
+    client_factory,
+):
+    detail = "openai/x: InternalServerError: litellm.InternalServerError: OpenAIException"
+    public = "The tutor's model (openai/x) could not be reached. Send your message again."
+    client = client_factory(ScriptedModel([ModelError(detail, retryable=True, public=public)]))
+    chat = new_chat(client)
+    with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
+        receive(ws)
+        ws.send_text('{"type": "user_message", "text": "teach me"}')
+        frames = until(ws, TurnFinished)
+    errors = [f for f in frames if isinstance(f, ErrorFrame)]
+    assert [(e.code, e.message) for e in errors] == [("model_error", public)]
+    assert frames[-1].reason == "error"

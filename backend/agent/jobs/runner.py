@@ -44,7 +44,9 @@ class _Active:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+    """The job's error as the learner's card and the teacher read it (a model failure's
+    public message, not the provider's raw error)."""
+    text = exc.public_message() if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
     return text[:_MAX_ERROR]
 
 
@@ -178,7 +180,7 @@ class JobRunner:
             log.warning("[job %s] %s", job.id, final.error)
         except HarnessError as exc:
             final = self._finished(job, "failed", error=_describe(exc))
-            log.warning("[job %s] failed: %s", job.id, final.error)
+            log.warning("[job %s] failed: %s", job.id, exc)  # the detail, for the operator
         except Exception as exc:
             final = self._finished(job, "failed", error=_describe(exc))
             log.exception("[job %s] failed: %s", job.id, final.error)
