@@ -73,13 +73,19 @@ def error_alert() -> rx.Component:
         S.error != "",
         rx.callout.root(
             rx.callout.icon(rx.icon("triangle-alert")),
-            rx.callout.text(S.error),
-            rx.icon_button(
-                rx.icon("x", size=14),
-                on_click=S.dismiss_error,
-                variant="ghost",
-                size="1",
-                aria_label="Dismiss",
+            # The callout is a two-column grid (icon, text): the dismiss button shares the
+            # text's cell, at its end, instead of wrapping onto a row of its own.
+            rx.hstack(
+                rx.callout.text(S.error, flex="1"),
+                rx.icon_button(
+                    rx.icon("x", size=14),
+                    on_click=S.dismiss_error,
+                    variant="ghost",
+                    size="1",
+                    aria_label="Dismiss",
+                ),
+                align="start",
+                width="100%",
             ),
             color_scheme="red",
             size="1",
@@ -305,7 +311,6 @@ def header() -> rx.Component:
 def classroom() -> rx.Component:
     conversation = rx.vstack(
         status_line(),
-        error_alert(),
         rx.vstack(
             rx.cond(
                 S.items.length() == 0,
@@ -321,6 +326,7 @@ def classroom() -> rx.Component:
         ),
         verdict_card(),
         question_dock(),
+        error_alert(),  # next to where the learner acts, however long the conversation
         composer(),
         spacing="3",
         flex="1",
