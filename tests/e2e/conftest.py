@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,11 +38,22 @@ CHROMIUM_ARGS = [
 UI_START_SECONDS = 240  # the first compile runs `npm install`
 
 
-@dataclass(frozen=True)
+@dataclass
 class Servers:
     api_url: str
     ui_url: str
     data_dir: Path
+    start_api: Callable[[], subprocess.Popen]
+    api: subprocess.Popen
+
+    def stop_api(self) -> None:
+        """Stop the API (by its pid); the UI stays up and its sockets drop."""
+        _stop(self.api)
+
+    def start_api_again(self) -> None:
+        """Start the API again on the same port and data, once it answers."""
+        self.api = self.start_api()
+        _wait_http(f"{self.api_url}/healthz", 30, self.api, self.data_dir.parent / "api.log")
 
 
 def free_port() -> int:
@@ -99,29 +110,33 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     env.update(LH_DATA_DIR=str(data_dir), LH_API_HOST="127.0.0.1", LH_API_PORT=str(api_port))
     api_log = base / "api.log"
     harness = Path(sys.executable).parent / "harness"
-    api = subprocess.Popen(
-        [str(harness), "serve"],
-        cwd=ROOT,
-        env=env,
-        stdout=api_log.open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+
+    def start_api() -> subprocess.Popen:
+        return subprocess.Popen(
+            [str(harness), "serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=api_log.open("a"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
     api_url = f"http://127.0.0.1:{api_port}"
     ui_log = base / "ui.log"
     ui = None
+    servers = Servers(api_url, "", data_dir, start_api, start_api())
     try:
-        _wait_http(f"{api_url}/healthz", 30, api, api_log)
+        _wait_http(f"{api_url}/healthz", 30, servers.api, api_log)
         ui = start_ui(
             api_url=api_url, ui_port=ui_port, stdout=ui_log.open("w"), stderr=subprocess.STDOUT
         )
-        ui_url = f"http://127.0.0.1:{ui_port}"
-        _wait_http(f"{ui_url}/ping", UI_START_SECONDS, ui, ui_log)
-        yield Servers(api_url=api_url, ui_url=ui_url, data_dir=data_dir)
+        servers.ui_url = f"http://127.0.0.1:{ui_port}"
+        _wait_http(f"{servers.ui_url}/ping", UI_START_SECONDS, ui, ui_log)
+        yield servers
     finally:
         if ui is not None:
             _stop(ui)
-        _stop(api)
+        _stop(servers.api)
 
 
 @pytest.fixture

@@ -68,6 +68,22 @@ def status_line() -> rx.Component:
     )
 
 
+def connection_notice() -> rx.Component:
+    """While the socket is down, said where the learner is looking (the status line is at
+    the top of a conversation that may be long)."""
+    return rx.cond(
+        S.connection == "reconnecting",
+        rx.callout(
+            "Reconnecting to the server… Nothing is lost: the page catches up once it is back.",
+            icon="wifi-off",
+            color_scheme="amber",
+            size="1",
+            role="status",
+            id="connection-notice",
+        ),
+    )
+
+
 def error_alert() -> rx.Component:
     return rx.cond(
         S.error != "",
@@ -326,6 +342,7 @@ def classroom() -> rx.Component:
         ),
         verdict_card(),
         question_dock(),
+        connection_notice(),
         error_alert(),  # next to where the learner acts, however long the conversation
         composer(),
         spacing="3",
