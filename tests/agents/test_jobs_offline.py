@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from backend.agent.jobs import SubAgentContext, check_demo_html, offline_subagents, sanitise_svg
+from backend.agent.jobs.artifacts.diagrams import LINE_CHARS
 from shared_contracts.jobs import DemoPage, ResearchNote, Visual
 from shared_contracts.tools import DemoArgs, ResearchArgs, VisualArgs
 
@@ -73,3 +74,22 @@ async def test_offline_agents_escape_the_brief() -> None:
     demo = await offline_subagents()["demo"].run(DemoArgs(brief=brief), CTX)
     assert "<script>alert" not in visual.svg and "<script>alert" not in demo.html
     ET.fromstring(visual.svg)
+
+
+async def test_offline_flow_boxes_wrap_their_steps_instead_of_cutting_them() -> None:
+    brief = (
+        "Two fraction bars of equal length: one split into 5 parts with 3 shaded, "
+        "one split into 20 parts with 12 shaded, showing the shaded lengths match"
+    )
+    visual = await offline_subagents()["visual"].run(VisualArgs(brief=brief), CTX)
+    assert sanitise_svg(visual.svg) == visual.svg
+    svg = "{http://www.w3.org/2000/svg}"
+    boxes = [
+        [span.text or "" for span in text.iter(f"{svg}tspan")]
+        for text in ET.fromstring(visual.svg).iter(f"{svg}text")
+    ]
+    assert ["one split into 20", "parts with 12 shaded"] in boxes  # whole, on two lines
+    assert ["showing the shaded", "lengths match"] in boxes
+    long_step = next(lines for lines in boxes if lines and lines[0] == "Two fraction bars of")
+    assert len(long_step) == 3 and long_step[-1] == "split into 5 parts…"  # cut at a word
+    assert all(len(line) <= LINE_CHARS for lines in boxes for line in lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable
 from html import escape
 
@@ -18,11 +19,35 @@ _HEAD = (
 )
 
 
+LINE_CHARS, MAX_LINES, LINE_HEIGHT = 22, 3, 15
+
+
+def box_lines(label: str) -> list[str]:
+    """A box's label wrapped at words into at most `MAX_LINES` lines (the last one clipped)."""
+    lines = textwrap.wrap(" ".join(label.split()), LINE_CHARS) or [""]
+    if len(lines) > MAX_LINES:
+        rest = " ".join(lines[MAX_LINES - 1 :])
+        last = textwrap.shorten(rest, LINE_CHARS, placeholder="…")  # cut at a word
+        lines = [*lines[: MAX_LINES - 1], last if last != "…" else clip(rest, LINE_CHARS)]
+    return lines
+
+
+def box_height(label: str) -> int:
+    return 20 + LINE_HEIGHT * len(box_lines(label))
+
+
 def _box(x: float, y: float, label: str, fill: str = "#e8f0fe") -> str:
+    """A rounded box centred on (x, y), tall enough for its wrapped label."""
+    lines = box_lines(label)
+    height = box_height(label)
+    first = y + 4 - LINE_HEIGHT * (len(lines) - 1) / 2
+    text = "".join(
+        f'<tspan x="{x:.0f}" y="{first + LINE_HEIGHT * i:.0f}">{escape(line)}</tspan>'
+        for i, line in enumerate(lines)
+    )
     return (
-        f'<rect x="{x - 80:.0f}" y="{y - 18:.0f}" width="160" height="36" rx="8" '
-        f'fill="{fill}" stroke="#3367d6"/>'
-        f'<text x="{x:.0f}" y="{y + 4:.0f}" text-anchor="middle">{escape(clip(label))}</text>'
+        f'<rect x="{x - 80:.0f}" y="{y - height / 2:.0f}" width="160" height="{height}" rx="8" '
+        f'fill="{fill}" stroke="#3367d6"/><text text-anchor="middle">{text}</text>'
     )
 
 
@@ -37,10 +62,11 @@ def tree_svg(root: str, children: list[str]) -> str:
     """The root above its children, one arrow each (children capped at 6)."""
     kids = children[:6] or ["(no steps yet)"]
     width = max(400, 180 * len(kids) + 20)
-    out = [_HEAD.format(w=width, h=220, label=escape(root)), _box(width / 2, 40, root, "#fde8c8")]
+    out = [_HEAD.format(w=width, h=240, label=escape(root)), _box(width / 2, 45, root, "#fde8c8")]
+    below_root = 45 + box_height(root) / 2
     for i, kid in enumerate(kids):
         x = 100 + i * 180 + (width - 180 * len(kids) - 20) / 2
-        out += [_arrow(width / 2, 58, x, 152), _box(x, 170, kid)]
+        out += [_arrow(width / 2, below_root, x, 185 - box_height(kid) / 2 - 2), _box(x, 185, kid)]
     return "".join(out) + "</svg>"
 
 
@@ -48,7 +74,7 @@ def flow_svg(title: str, steps: list[str], *, cycle: bool) -> str:
     """Steps left to right with arrows; a cycle also loops back from last to first."""
     steps = steps[:5] or [title]
     width = 200 * len(steps) + 20
-    out = [_HEAD.format(w=width, h=170 if cycle else 120, label=escape(title))]
+    out = [_HEAD.format(w=width, h=160 if cycle else 125, label=escape(title))]
     for i, step in enumerate(steps):
         x = 110 + 200 * i
         out.append(_box(x, 60, step))
@@ -56,9 +82,10 @@ def flow_svg(title: str, steps: list[str], *, cycle: bool) -> str:
             out.append(_arrow(x - 110, 60, x - 82, 60))
     if cycle and len(steps) > 1:
         last = 110 + 200 * (len(steps) - 1)
+        start, end = 60 + box_height(steps[-1]) / 2, 60 + box_height(steps[0]) / 2 + 2
         out.append(
-            f'<path d="M{last} 78 V130 H110 V80" fill="none" stroke="#555" stroke-width="1.5" '
-            'marker-end="url(#arrow)"/>'
+            f'<path d="M{last} {start:.0f} V140 H110 V{end:.0f}" fill="none" stroke="#555" '
+            'stroke-width="1.5" marker-end="url(#arrow)"/>'
         )
     return "".join(out) + "</svg>"
 
