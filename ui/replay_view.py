@@ -13,7 +13,9 @@ from typing import Any
 
 import msgspec
 
+from shared_contracts.chat import UNTITLED, title_from
 from shared_contracts.frames import Answer, ClientFrame, UserMessage
+from shared_contracts.jobs import Job
 from shared_contracts.model_io import ModelMessage
 from shared_contracts.plan import PlanTree
 from shared_contracts.trace import (
@@ -29,6 +31,7 @@ from shared_contracts.trace import (
     OutboundFrameEvent,
     PromptEvent,
     QuizEvent,
+    TimedChunk,
     ToolRunEvent,
 )
 from ui.render import PlanRow, plan_rows
@@ -145,8 +148,63 @@ class _Tagged(msgspec.Struct):
     type: str = "?"
 
 
+class _Verdict(msgspec.Struct):
+    correct: bool | None = None
+    expected: Any = None
+    given: Any = None
+    feedback: str = ""
+
+
+class _Question(msgspec.Struct):
+    kind: str = ""
+    prompt: str = ""
+
+
+class _QuizDetail(msgspec.Struct):
+    """What a quiz event's `detail` JSON holds: the question when issued, the answer (and
+    the verdict of a graded quiz) when answered. Loose: an unknown shape reads as empty."""
+
+    kind: str = ""
+    answer: Any = None
+    confidence: float | None = None
+    verdict: _Verdict | None = None
+    question: _Question | None = None
+    prompt: str = ""
+    """An `ask_user_question`'s prompt (a quiz's is in `question`)."""
+    node_id: str | None = None
+
+    @property
+    def asked(self) -> str:
+        return self.question.prompt if self.question is not None else self.prompt
+
+
 _TAG = msgspec.json.Decoder(_Tagged)
 _CLIENT_FRAME = msgspec.json.Decoder(ClientFrame)
+_QUIZ_DETAIL = msgspec.json.Decoder(_QuizDetail)
+_JOB = msgspec.json.Decoder(Job)
+
+
+def quiz_detail(detail: str) -> _QuizDetail:
+    """A quiz event's detail, decoded loosely (empty when it is not the expected JSON)."""
+    try:
+        return _QUIZ_DETAIL.decode(detail) if detail else _QuizDetail()
+    except msgspec.DecodeError:
+        return _QuizDetail()
+
+
+def quiz_outcome(detail: _QuizDetail) -> str:
+    """ "right" / "wrong" for a graded quiz, "reply" for an answered question, else ""."""
+    if detail.verdict is not None and detail.verdict.correct is not None:
+        return "right" if detail.verdict.correct else "wrong"
+    return "reply" if detail.kind == "reply" else ""
+
+
+def finished_job(detail: str) -> Job | None:
+    """The job record a `finished` job event carries (None when absent or unreadable)."""
+    try:
+        return _JOB.decode(detail) if detail else None
+    except msgspec.DecodeError:
+        return None
 
 
 def frame_type(frame: str) -> str:
@@ -229,12 +287,34 @@ def _model_row(e: ModelCallEvent) -> tuple[str, str, str]:
     sub = f"{e.model} · {calls} tool call{'s' if calls != 1 else ''}"
     if e.finish_reason:
         sub += f" · {e.finish_reason}"
-    return e.key, sub, "error" if e.error else ""
+    if e.cancelled:
+        sub += " · cancelled"
+    return e.key, sub, "error" if e.error or e.cancelled else ""
 
 
 def _tool_row(e: ToolRunEvent) -> tuple[str, str, str]:
     failed = bool(e.error) or not e.parsed
     return f"Tool {e.tool_name}", e.tool_call_id, "error" if failed else ""
+
+
+def _quiz_row(e: QuizEvent) -> tuple[str, str, str]:
+    detail = quiz_detail(e.detail)
+    sub = e.tool_call_id
+    if e.phase == "issued" and detail.asked:
+        sub += f" · {one_line(detail.asked, 60)}"
+    elif outcome := quiz_outcome(detail):
+        sub += f" · {outcome}"
+    return f"Quiz {e.phase}", sub, ""
+
+
+def _job_row(e: JobTraceEvent) -> tuple[str, str, str]:
+    sub, flag = e.job_id, ""
+    if e.phase == "finished" and (job := finished_job(e.detail)) is not None:
+        sub += f" · {job.kind} · {job.status}"
+        flag = "error" if job.status == "failed" else ""
+    elif e.before_call:
+        sub += f" · before {e.before_call}"
+    return f"Job {e.phase}", sub, flag
 
 
 def _extraction_row(e: ExtractionEvent) -> tuple[str, str, str]:
@@ -256,12 +336,8 @@ ROWS: dict[type, Callable[[Any], tuple[str, str, str]]] = {
     ),
     ModelCallEvent: _model_row,
     ToolRunEvent: _tool_row,
-    QuizEvent: lambda e: (f"Quiz {e.phase}", e.tool_call_id, ""),
-    JobTraceEvent: lambda e: (
-        f"Job {e.phase}",
-        e.job_id + (f" · before {e.before_call}" if e.before_call else ""),
-        "",
-    ),
+    QuizEvent: _quiz_row,
+    JobTraceEvent: _job_row,
     ExtractionEvent: _extraction_row,
     ClockEvent: lambda e: ("Clock", e.value.isoformat(), ""),
     IdEvent: lambda e: (f"Id {e.prefix}", e.value, ""),
@@ -306,11 +382,22 @@ def chips(events: Sequence[AnyTraceEvent], kinds: Collection[str]) -> list[KindC
 
 
 def session_title(events: Sequence[AnyTraceEvent]) -> str:
-    """The title recorded when the chat was created ("" if none)."""
+    """The session's title: the one it was created with, or (created untitled) the one the
+    server gave it from the learner's first message — the trace records no rename."""
+    created = next(
+        (e.title for e in events if isinstance(e, MarkEvent) and e.mark == "chat_created"), ""
+    )
+    if created and created != UNTITLED:
+        return created
     for event in events:
-        if isinstance(event, MarkEvent) and event.mark == "chat_created":
-            return event.title
-    return ""
+        if isinstance(event, InboundFrameEvent):
+            try:
+                frame = _CLIENT_FRAME.decode(event.frame)
+            except msgspec.DecodeError:
+                continue
+            if isinstance(frame, UserMessage) and frame.text.strip():
+                return title_from(frame.text)
+    return created
 
 
 # --- details ------------------------------------------------------------------------------
@@ -338,6 +425,15 @@ def _chunk_facts(e: ModelCallEvent) -> list[Fact]:
     return facts
 
 
+def _chunk_line(chunk: TimedChunk) -> str:
+    at = f"{chunk.t_ms:8.0f} ms  "
+    if chunk.tool_index is None:
+        return at + json.dumps(chunk.text, ensure_ascii=False)
+    name = f" {chunk.tool_name}" if chunk.tool_name else ""
+    ident = f" ({chunk.tool_id})" if chunk.tool_id else ""
+    return at + f"tool #{chunk.tool_index}{name}{ident} {json.dumps(chunk.arguments)}"
+
+
 def _model_detail(e: ModelCallEvent, out: EventDetail, prompt: PromptEvent | None) -> None:
     request = e.request
     usage = e.usage
@@ -356,6 +452,8 @@ def _model_detail(e: ModelCallEvent, out: EventDetail, prompt: PromptEvent | Non
     ]
     if request.temperature is not None:
         out.facts.append(Fact("Temperature", str(request.temperature)))
+    if e.cancelled:
+        out.facts.append(Fact("Cancelled", f"yes, after {len(e.chunks)} chunks"))
     messages = list(request.messages)
     if messages and messages[0].role == "system":
         context = prompt.graph_context if prompt is not None else ""
@@ -390,6 +488,14 @@ def _model_detail(e: ModelCallEvent, out: EventDetail, prompt: PromptEvent | Non
             Block(
                 title=f"Response tool call {call.name} ({call.id})",
                 text=clip(pretty(call.arguments)),
+            )
+        )
+    if e.chunks:
+        out.blocks.append(
+            Block(
+                title=f"Streamed chunks ({len(e.chunks)}), as they arrived",
+                text=clip("\n".join(_chunk_line(c) for c in e.chunks)),
+                collapsed=True,
             )
         )
 
@@ -471,17 +577,12 @@ def _fill(event: AnyTraceEvent, out: EventDetail, events: Sequence[AnyTraceEvent
                 Fact("Phase", event.phase),
                 Fact("Call id", event.tool_call_id),
                 Fact("Turn", str(event.turn)),
+                *_quiz_facts(quiz_detail(event.detail)),
             ]
             if event.detail:
                 out.blocks.append(Block(title="Detail", text=clip(pretty(event.detail))))
         case JobTraceEvent():
-            out.facts += [Fact("Job", event.job_id), Fact("Phase", event.phase)]
-            if event.turn:
-                out.facts.append(Fact("Delivered into turn", str(event.turn)))
-            if event.before_call:
-                out.facts.append(Fact("Before model call", event.before_call))
-            if event.detail:
-                out.blocks.append(Block(title="Detail", text=clip(pretty(event.detail))))
+            _job_detail(event, out)
         case ExtractionEvent():
             out.facts += [
                 Fact("Run", event.run_id),
@@ -513,6 +614,54 @@ def _fill(event: AnyTraceEvent, out: EventDetail, events: Sequence[AnyTraceEvent
             ]
         case _:
             raise KeyError(type(event))
+
+
+def _quiz_facts(detail: _QuizDetail) -> list[Fact]:
+    facts: list[Fact] = []
+    if detail.question is not None:
+        facts.append(Fact("Question kind", detail.question.kind or "—"))
+    if detail.asked:
+        facts.append(Fact("Question", detail.asked))
+    if detail.node_id:
+        facts.append(Fact("Plan node", detail.node_id))
+    if detail.answer is not None:
+        facts.append(Fact("Answer", _plain(detail.answer)))
+    if detail.confidence is not None:
+        facts.append(Fact("Confidence", f"{detail.confidence:.0%}"))
+    if (verdict := detail.verdict) is not None:
+        facts.append(Fact("Verdict", quiz_outcome(detail) or "—"))
+        facts += [Fact("Given", _plain(verdict.given))] if verdict.given is not None else []
+        facts += [Fact("Expected", _plain(verdict.expected))] if verdict.expected else []
+        facts += [Fact("Feedback", verdict.feedback)] if verdict.feedback else []
+    return facts
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _job_detail(e: JobTraceEvent, out: EventDetail) -> None:
+    out.facts += [Fact("Job", e.job_id), Fact("Phase", e.phase)]
+    if e.phase == "delivered":
+        out.facts.append(Fact("Delivered into turn", str(e.turn)))
+    elif e.turn:
+        out.facts.append(Fact("Submitted in turn", str(e.turn)))
+    if e.before_call:
+        out.facts.append(Fact("Before model call", e.before_call))
+    job = finished_job(e.detail) if e.phase == "finished" else None
+    if job is not None:
+        out.facts += [
+            Fact("Kind", job.kind),
+            Fact("Status", job.status),
+            Fact("Tool call", job.tool_call_id),
+        ]
+        if job.error:
+            out.blocks.append(Block(title="Error", text=clip(job.error), error=True))
+        out.blocks.append(Block(title="Job record", text=clip(pretty(e.detail))))
+    elif e.phase in ("submitted", "delivered") and e.detail:
+        out.facts.append(Fact("Tool call", e.detail))  # these phases record the call's id
+    elif e.detail:
+        out.blocks.append(Block(title="Detail", text=clip(pretty(e.detail))))
 
 
 def _counts(counts: dict[str, int]) -> str:

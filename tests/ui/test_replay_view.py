@@ -11,6 +11,8 @@ import msgspec
 import pytest
 import reflex as rx
 
+from shared_contracts.chat import UNTITLED
+from shared_contracts.jobs import Job
 from shared_contracts.model_io import ModelMessage, ModelRequest, ModelToolCall, ToolSpec, Usage
 from shared_contracts.plan import PlanNode, PlanTree
 from shared_contracts.trace import (
@@ -30,7 +32,8 @@ from shared_contracts.trace import (
     ToolRunEvent,
 )
 from ui import replay_view as rv
-from ui.state.replay_state import ReplayState, chat_id_from_replay_path
+from ui.api import ApiError
+from ui.state.replay_state import ReplayState, chat_id_from_replay_path, trace_problem
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 CONTEXT = "### Nodes\n- `node-1` [verified] fractions have a denominator"
@@ -284,3 +287,111 @@ def test_replay_path_yields_only_valid_ids():
     assert chat_id_from_replay_path("/replay/chat-0001/") == "chat-0001"
     assert chat_id_from_replay_path("/replay/../etc") == ""
     assert chat_id_from_replay_path("/chat/chat-0001") == ""
+
+
+def test_a_session_created_untitled_takes_its_title_from_the_first_message():
+    created = MarkEvent(seq=0, scope="chat", mark="chat_created", title=UNTITLED)
+    said = InboundFrameEvent(
+        seq=1,
+        scope="learner",
+        turn=0,
+        frame='{"type":"user_message","text":"  fractions\\n please"}',
+    )
+    assert rv.session_title([created, said]) == "fractions please"
+    assert rv.session_title([created]) == UNTITLED
+    assert rv.session_title(EVENTS) == "Halves"  # a given title stays
+
+
+def test_quiz_rows_say_what_was_asked_and_how_it_was_graded():
+    question = {"question": {"kind": "multiple_choice", "prompt": "Which gas?"}, "node_id": "n1"}
+    verdict = {"correct": False, "expected": "b) Oxygen", "given": "a) CO2", "feedback": "No."}
+    issued = QuizEvent(
+        seq=1, turn=1, tool_call_id="q1", phase="issued", detail=json.dumps(question)
+    )
+    graded = QuizEvent(
+        seq=2,
+        turn=2,
+        tool_call_id="q1",
+        phase="graded",
+        detail=json.dumps({"kind": "graded", "answer": "a", "verdict": verdict}),
+    )
+    asked = QuizEvent(
+        seq=3, turn=2, tool_call_id="q2", phase="issued", detail='{"prompt":"Examples?"}'
+    )
+    assert rv.row(issued).sub == "q1 · Which gas?"
+    assert rv.row(graded).sub == "q1 · wrong"
+    assert rv.row(asked).sub == "q2 · Examples?"
+    assert rv.row(msgspec.structs.replace(graded, detail="{broken")).sub == "q1"
+    found = rv.detail([issued, graded, asked], 2)
+    assert found is not None
+    facts = {f.label: f.value for f in found.facts}
+    assert facts["Verdict"] == "wrong" and facts["Expected"] == "b) Oxygen"
+    assert facts["Given"] == "a) CO2" and facts["Answer"] == "a"
+    found = rv.detail([issued, graded, asked], 1)
+    assert found is not None
+    assert {f.label: f.value for f in found.facts}["Question"] == "Which gas?"
+
+
+def test_job_facts_follow_the_phase_and_a_failed_job_is_flagged():
+    submitted = JobTraceEvent(
+        seq=1, scope="turn:1", job_id="job-1", phase="submitted", turn=1, detail="call_9"
+    )
+    found = rv.detail([submitted], 1)
+    assert found is not None
+    facts = {f.label: f.value for f in found.facts}
+    assert facts["Submitted in turn"] == "1" and "Delivered into turn" not in facts
+    assert facts["Tool call"] == "call_9" and found.blocks == []
+    failed = Job(
+        id="job-1",
+        chat_id="c",
+        tool_call_id="call_9",
+        kind="research",
+        status="failed",
+        error="timed out",
+        created_at=AT,
+    )
+    finished = JobTraceEvent(
+        seq=2,
+        scope="job:job-1",
+        job_id="job-1",
+        phase="finished",
+        detail=ENC.encode(failed).decode(),
+    )
+    assert rv.row(finished).sub == "job-1 · research · failed"
+    assert rv.row(finished).flag == "error"
+    found = rv.detail([submitted, finished], 2)
+    assert found is not None
+    assert {f.label: f.value for f in found.facts}["Status"] == "failed"
+    assert [b.title for b in found.blocks] == ["Error", "Job record"]
+
+
+def test_a_cancelled_model_call_is_flagged_and_its_chunks_are_listed():
+    call = sample_events()[ModelCallEvent]
+    assert rv.row(call).flag == ""
+    cancelled = msgspec.structs.replace(call, cancelled=True, response=None)
+    assert rv.row(cancelled).flag == "error" and rv.row(cancelled).sub.endswith("cancelled")
+    found = rv.detail([cancelled], cancelled.seq)
+    assert found is not None
+    assert {f.label: f.value for f in found.facts}["Cancelled"] == "yes, after 3 chunks"
+    chunks = next(b for b in found.blocks if b.title.startswith("Streamed chunks (3)"))
+    assert chunks.collapsed
+    assert chunks.text.splitlines()[0].split() == ["120", "ms", "\"Let's", '"']
+    assert 'tool #0 (call_1) "{\\"goal\\":\\"x\\"}"' in chunks.text
+
+
+def test_loading_another_session_forgets_the_last_one():
+    state = _state()
+    state._show(EVENTS)
+    state.select(5)
+    state._reset("chat-2")
+    assert (state.total, state.rows, state.title, state.has_detail) == (0, [], "", False)
+    assert state.exists and state.chat_id == "chat-2"
+    state._reset("")
+    assert not state.exists  # no session to link back to
+
+
+def test_trace_problems_say_what_to_do():
+    assert trace_problem("c1", ApiError("x", 404)) == "There is no session “c1”."
+    held = trace_problem("c1", ApiError("the API answered 409: …", 409))
+    assert "open question" in held and "reload" in held
+    assert trace_problem("c1", ApiError("cannot reach the API", 0)) == "cannot reach the API"

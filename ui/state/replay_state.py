@@ -22,10 +22,24 @@ def chat_id_from_replay_path(path: str) -> str:
     return tail if _ID.match(tail) and "\n" not in tail else ""
 
 
+def trace_problem(chat_id: str, error: api.ApiError) -> str:
+    """What the page says when the trace could not be fetched."""
+    if error.status == 404:
+        return f"There is no session “{chat_id}”."
+    if error.status == 409:  # the server holds the trace back: it carries answer keys
+        return (
+            "This session has an open question or a running turn, and its trace holds the"
+            " answer keys: answer the question in the session, then reload this page."
+        )
+    return str(error)
+
+
 class ReplayState(rx.State):
     """Public vars are render rows and one detail; the raw events stay server-side."""
 
     chat_id: str = ""
+    exists: bool = True
+    """False once the API said there is no such session (no link back to it)."""
     title: str = ""
     loading: bool = False
     problem: str = ""
@@ -51,14 +65,18 @@ class ReplayState(rx.State):
         self.problem = "" if events else "No trace was recorded for this session yet."
         self._refresh()
 
+    def _reset(self, chat_id: str) -> None:
+        """Forgets the previous session's trace (the state outlives a page change)."""
+        self.chat_id, self.title, self.total, self.exists = chat_id, "", 0, bool(chat_id)
+        self.selected_seq, self.has_detail, self.detail = -1, False, EventDetail()
+        self._events, self._kinds = (), replay_view.DEFAULT_KINDS
+        self._refresh()
+
     @rx.event
     async def load(self) -> None:
         """on_load: fetches the trace of the chat in the URL."""
         chat_id = chat_id_from_replay_path(self.router.url.path)
-        self.chat_id, self.title, self.selected_seq, self.has_detail = chat_id, "", -1, False
-        self.detail = EventDetail()
-        self._events, self._kinds = (), replay_view.DEFAULT_KINDS
-        self._refresh()
+        self._reset(chat_id)
         if not chat_id:
             self.problem = "This is not a session address."
             return
@@ -66,7 +84,7 @@ class ReplayState(rx.State):
         try:
             events = await api.get_trace(chat_id)
         except api.ApiError as exc:
-            self.problem = f"There is no session “{chat_id}”." if exc.status == 404 else str(exc)
+            self.problem, self.exists = trace_problem(chat_id, exc), exc.status != 404
             return
         finally:
             self.loading = False
