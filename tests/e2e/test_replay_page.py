@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 import httpx
+import msgspec
 import pytest
 import reflex as rx
 from playwright.async_api import Page, expect
 
+from shared_contracts.chat import ChatRecord
+from shared_contracts.model_io import ModelMessage, ModelRequest, ToolSpec
+from shared_contracts.trace import (
+    AnyTraceEvent,
+    ClockEvent,
+    MarkEvent,
+    ModelCallEvent,
+    PromptEvent,
+)
 from ui.graph_view import NodeDetail
 from ui.state.home_state import HomeState
 
@@ -68,6 +81,10 @@ async def test_replay_shows_the_timeline_and_a_model_calls_system_prompt(
 
     await page.goto(f"{servers.ui_url}/replay/no-such-chat")
     await expect(page.locator("#replay-problem")).to_contain_text("There is no session")
+    await expect(page.get_by_text("events", exact=False)).to_have_count(0)  # not the last one's
+    await expect(page.get_by_role("link", name="My graph", exact=True)).to_have_attribute(
+        "href", "/"
+    )
 
 
 async def test_practise_this_opens_a_titled_chat_that_asks_for_practice(
@@ -94,3 +111,83 @@ async def test_practise_this_opens_a_titled_chat_that_asks_for_practice(
     await expect(conversation).to_contain_text(f"Help me practise: {statement}")
     await expect(page.locator("#connection-status")).to_have_text("Connected")
     await expect(conversation.locator(".lh-tutor").first).to_be_visible()  # the tutor answered
+
+
+LONG_CHAT_ID = "replay-long-prompt"
+GRAPH_CONTEXT = "### Nodes\n" + "\n".join(
+    f"- `node-{i}` [verified] statement {i} about fractions" for i in range(40)
+)
+LONG_PROMPT = (
+    "You are a tutor.\n" + "Rule: be kind and rigorous.\n" * 400 + GRAPH_CONTEXT + "\nEnd."
+)
+
+
+def write_long_prompt_session(data_dir: Path) -> None:
+    """A recorded session whose 13 KB system prompt ends with the graph context."""
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    record = ChatRecord(
+        id=LONG_CHAT_ID, title="Long prompt", created_at=at, updated_at=at, model="x"
+    )
+    request = ModelRequest(
+        role="teacher",
+        messages=[ModelMessage(role="system", content=LONG_PROMPT), ModelMessage(role="user")],
+        tools=[ToolSpec(name="quiz", description="ask", parameters={"type": "object"})],
+    )
+    events: list[AnyTraceEvent] = [
+        MarkEvent(seq=0, scope="chat", mark="chat_created", title="Long prompt", at=at),
+        PromptEvent(
+            seq=1,
+            scope="turn:1",
+            turn=1,
+            template_id="teacher.md",
+            template_hash="abc",
+            graph_context=GRAPH_CONTEXT,
+            system_prompt=LONG_PROMPT,
+        ),
+        ModelCallEvent(
+            seq=2,
+            scope="turn:1",
+            key="turn:1/teacher#0",
+            model="x",
+            request=request,
+            request_hash="h",
+            response=ModelMessage(role="assistant", content="ok"),
+        ),
+        *(ClockEvent(seq=3 + i, scope="turn:1", value=at) for i in range(60)),
+    ]
+    (data_dir / "chats").mkdir(parents=True, exist_ok=True)
+    (data_dir / "chats" / f"{LONG_CHAT_ID}.json").write_bytes(msgspec.json.encode(record))
+    (data_dir / "traces").mkdir(parents=True, exist_ok=True)
+    (data_dir / "traces" / f"{LONG_CHAT_ID}.jsonl").write_bytes(
+        b"".join(msgspec.json.encode(e) + b"\n" for e in events)
+    )
+
+
+async def test_a_long_prompt_jumps_to_its_graph_context_and_the_timeline_stays(servers, page: Page):
+    write_long_prompt_session(servers.data_dir)
+    await page.goto(f"{servers.ui_url}/replay/{LONG_CHAT_ID}")
+    await page.locator(".lh-replay-row[data-kind=model]").click()
+    context = page.locator("#graph-context")
+    await expect(context).not_to_be_in_viewport()  # far down the prompt's scroll box
+    await page.locator("#jump-to-graph-context").click()
+    await expect(context).to_be_in_viewport()
+
+    # A folded block's title sits on its marker's line, not under it.
+    summary = page.locator(".lh-replay-summary").first
+    await expect(summary).to_contain_text("Tools offered (1)")
+    box = await summary.bounding_box()
+    assert box is not None and box.get("height", 99) < 30
+
+    # A fact's value breaks between words (a hash may break anywhere), never mid-word.
+    value = page.locator("#replay-detail .rt-DataListValue p").first
+    await expect(value).to_have_css("overflow-wrap", "anywhere")
+    await expect(value).not_to_have_css("word-break", "break-all")
+
+    # The detail is longer than the window: scrolled to its end, the timeline is in view.
+    await page.get_by_role("button", name="Show all").click()
+    await expect(page.locator(".lh-replay-row")).to_have_count(63)
+    await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    await expect(page.locator("#replay-state")).to_be_in_viewport()
+    assert await page.evaluate("window.scrollY") > 300
+    box = await page.locator("#replay-timeline-box").bounding_box()
+    assert box is not None and box["y"] >= 0  # its top edge is not scrolled away

@@ -137,7 +137,8 @@ def timeline() -> rx.Component:
 def _fact(fact: Fact) -> rx.Component:
     return rx.data_list.item(
         rx.data_list.label(fact.label),
-        rx.data_list.value(rx.text(fact.value, style={"word_break": "break-all"})),
+        # Long hashes may break anywhere; words (ledger names) stay whole.
+        rx.data_list.value(rx.text(fact.value, style={"overflow_wrap": "anywhere"})),
     )
 
 
@@ -148,6 +149,7 @@ def _facts(facts: rx.Var[list[Fact]]) -> rx.Component:
 def _block(block: Block) -> rx.Component:
     title = rx.text(
         block.title,
+        as_="span",  # inline: a folded block's title sits beside its disclosure marker
         size="2",
         weight="bold",
         color=rx.cond(block.error, rx.color("red", 11), "inherit"),
@@ -155,12 +157,12 @@ def _block(block: Block) -> rx.Component:
     return rx.cond(
         block.collapsed,
         rx.el.details(
-            rx.el.summary(title, style={"cursor": "pointer"}),
+            rx.el.summary(title, style={"cursor": "pointer"}, class_name="lh-replay-summary"),
             _pre(block.text),
             class_name="lh-replay-block",
             width="100%",
         ),
-        rx.box(title, _pre(block.text), class_name="lh-replay-block", width="100%"),
+        rx.box(rx.box(title), _pre(block.text), class_name="lh-replay-block", width="100%"),
     )
 
 
@@ -171,7 +173,16 @@ def prompt_view() -> rx.Component:
             rx.text(D.prompt_title, size="2", weight="bold"),
             rx.cond(
                 D.prompt_context != "",
-                rx.badge("graph context highlighted", color_scheme="amber", variant="outline"),
+                # A long prompt hides the block far down its scroll box: jump to it.
+                rx.button(
+                    rx.icon("arrow-down", size=14),
+                    "graph context (highlighted)",
+                    on_click=rx.scroll_to("graph-context"),
+                    color_scheme="amber",
+                    variant="outline",
+                    size="1",
+                    id="jump-to-graph-context",
+                ),
                 rx.badge("no graph context", color_scheme="gray", variant="outline"),
             ),
             align="center",
@@ -258,7 +269,7 @@ def detail_panel() -> rx.Component:
             id="replay-detail",
         ),
         rx.center(
-            rx.text("Select an event on the left to see its detail.", color_scheme="gray"),
+            rx.text("Select an event in the timeline to see its detail.", color_scheme="gray"),
             height="30vh",
         ),
     )
@@ -281,7 +292,7 @@ def problem_view() -> rx.Component:
 def header() -> rx.Component:
     return rx.hstack(
         rx.cond(
-            S.chat_id != "",
+            S.exists,
             rx.link(
                 rx.hstack(rx.icon("arrow-left", size=16), rx.text("Session")),
                 href="/chat/" + S.chat_id,
@@ -310,13 +321,17 @@ def replay() -> rx.Component:
                 timeline(),
                 width=rx.breakpoints(initial="100%", md="400px"),
                 flex_shrink="0",
-                max_height=rx.breakpoints(initial="50vh", md="calc(100vh - 170px)"),
+                # Side by side, the timeline stays in view while a long detail scrolls.
+                position=rx.breakpoints(initial="static", md="sticky"),
+                top="1em",
+                max_height=rx.breakpoints(initial="50vh", md="calc(100vh - 6em)"),
+                id="replay-timeline-box",
                 overflow_y="auto",
                 padding="0.5em",
                 border=f"1px solid {rx.color('gray', 5)}",
                 border_radius="12px",
             ),
-            rx.box(detail_panel(), flex="1", min_width="0"),
+            rx.box(detail_panel(), flex="1", min_width="0", width="100%"),
             direction=rx.breakpoints(initial="column", md="row"),
             gap="1.5em",
             width="100%",
