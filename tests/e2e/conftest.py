@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,16 +44,18 @@ class Servers:
     api_url: str
     ui_url: str
     data_dir: Path
-    start_api: Callable[[], subprocess.Popen]
+    start_api: Callable[..., subprocess.Popen]
     api: subprocess.Popen
 
     def stop_api(self) -> None:
         """Stop the API (by its pid); the UI stays up and its sockets drop."""
         _stop(self.api)
 
-    def start_api_again(self) -> None:
-        """Start the API again on the same port and data, once it answers."""
-        self.api = self.start_api()
+    def start_api_again(self, **settings: str) -> None:
+        """Start the API again on the same port and data (with `settings` on top of the
+        first start's), once it answers. One Reflex UI per checkout: a test that needs
+        another API configuration restarts this one rather than launching a second UI."""
+        self.api = self.start_api(**settings)
         _wait_http(f"{self.api_url}/healthz", 30, self.api, self.data_dir.parent / "api.log")
 
 
@@ -100,22 +103,23 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    base = tmp_path_factory.mktemp("e2e")
+@contextmanager
+def launch(base: Path, **settings: str) -> Iterator[Servers]:
+    """`harness serve` on `base / "data"` with `settings` (LH_* and provider variables on
+    top of the environment's non-LH ones), and a Reflex UI pointed at it; stopped by pid."""
     data_dir = base / "data"
-    write_hostile_chat(data_dir)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LH_")}
     api_port, ui_port = free_port(), free_port()
     env.update(LH_DATA_DIR=str(data_dir), LH_API_HOST="127.0.0.1", LH_API_PORT=str(api_port))
+    env.update(settings)
     api_log = base / "api.log"
     harness = Path(sys.executable).parent / "harness"
 
-    def start_api() -> subprocess.Popen:
+    def start_api(**more: str) -> subprocess.Popen:
         return subprocess.Popen(
             [str(harness), "serve"],
             cwd=ROOT,
-            env=env,
+            env={**env, **more},
             stdout=api_log.open("a"),
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -137,6 +141,15 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
         if ui is not None:
             _stop(ui)
         _stop(servers.api)
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """The offline tutor's API and UI, shared by the session's browser tests."""
+    base = tmp_path_factory.mktemp("e2e")
+    write_hostile_chat(base / "data")
+    with launch(base) as servers:
+        yield servers
 
 
 @pytest.fixture

@@ -10,7 +10,15 @@ import reflex as rx
 from reflex.istate.data import ReflexURL, RouterData
 from websockets.asyncio.server import serve
 
-from shared_contracts.frames import Answer, ClientFrame, Question, Snapshot, UserMessage
+from shared_contracts.frames import (
+    Abort,
+    Answer,
+    ClientFrame,
+    Question,
+    Snapshot,
+    TurnStarted,
+    UserMessage,
+)
 from tests.ui.samples import MC, ONE_OF_EACH, QUIZ_KEY, chat_view
 from ui import outbox
 from ui.room import Room, apply_frames
@@ -84,6 +92,21 @@ def test_send_message_posts_a_user_message_and_shows_it():
         assert state.draft == "" and state.items[-1].text == "teach me halves"
     finally:
         outbox.close_box(outbox.key(state.router.session.client_token, "chat-1"), queue)
+
+
+def test_stop_asks_the_server_to_abort_the_running_turn_only():
+    state = substate(RoomState)
+    state.room_id = "chat-1"
+    box = outbox.key(state.router.session.client_token, "chat-1")
+    queue = outbox.open_box(box)
+    try:
+        state.stop_turn()  # no turn running: nothing to stop
+        assert queue.empty()
+        state._publish(apply_frames(Room(), [TurnStarted(turn_id=1)]))
+        state.stop_turn()
+        assert isinstance(CLIENT.decode(queue.get_nowait()), Abort)
+    finally:
+        outbox.close_box(box, queue)
 
 
 def test_send_without_a_socket_says_so():

@@ -10,7 +10,7 @@ import msgspec
 import reflex as rx
 
 from shared_contracts.base import ID_PATTERN
-from shared_contracts.frames import UserMessage
+from shared_contracts.frames import Abort, UserMessage
 from ui import api, outbox, practise, render
 from ui.answers import build_answer
 from ui.link import run_link
@@ -191,6 +191,14 @@ class RoomState(rx.State):
             return
         self.draft = ""
         self._publish(user_sent(self._room, text, client_id))
+
+    @rx.event
+    def stop_turn(self) -> None:
+        """Asks the server to stop the running turn (`abort`); what was written is kept."""
+        if not self.turn_running:
+            return
+        if not outbox.post(self._box(), ENCODER.encode(Abort())):
+            self._publish(with_error(self._room, "Not connected; the tutor could not be stopped."))
 
     @rx.event
     def pick_choice(self, option_id: str) -> None:

@@ -1,0 +1,73 @@
+"""The classroom on a litellm model (a scripted OpenAI-compatible server on loopback): the
+learner stops a long answer and keeps what was written; a provider refusing the key is
+explained in words, not as the provider's error."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.agents.fake_openai import Fail, FakeOpenAI, Stream, finish_chunk, text_chunks
+from tests.e2e.conftest import Servers
+
+pytestmark = pytest.mark.browser
+WORDS = [f"word{i} " for i in range(400)]
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def live(servers: Servers, model: FakeOpenAI) -> Iterator[Servers]:
+    """The session's API restarted on the scripted model; the offline tutor again after."""
+    servers.stop_api()
+    servers.start_api_again(
+        LH_MODEL="openai/fake-tutor", OPENAI_API_BASE=model.base_url, OPENAI_API_KEY="sk-test"
+    )
+    try:
+        yield servers
+    finally:
+        servers.stop_api()
+        servers.start_api_again()
+
+
+async def _new_session(page: Page, live: Servers) -> None:
+    await page.goto(live.ui_url + "/")
+    await page.locator("#new-session").first.click()
+    await page.wait_for_url(re.compile(r"/chat/"))
+    await expect(page.locator("#tutor-label")).to_have_text("openai/fake-tutor")
+
+
+async def test_stop_ends_a_long_answer_and_keeps_what_was_written(
+    live: Servers, model: FakeOpenAI, page: Page
+):
+    model.script(Stream([*text_chunks(*WORDS), *finish_chunk("stop")], delay=0.05))
+    await _new_session(page, live)
+    await page.locator("#composer").fill("Tell me everything")
+    await page.locator("#composer").press("Enter")
+    await expect(page.locator("#conversation")).to_contain_text("word3 ")
+    await page.locator("#stop").click()
+    await expect(page.locator("#send")).to_be_visible()  # the turn ended
+    await expect(page.locator("#stop")).to_have_count(0)
+    written = await page.locator("#conversation").inner_text()
+    assert "word3" in written and "word399" not in written
+    await page.reload()  # what was written is kept in the chat, not only on screen
+    await expect(page.locator("#conversation")).to_contain_text("word3 ")
+
+
+async def test_a_refused_key_is_explained_to_the_learner(
+    live: Servers, model: FakeOpenAI, page: Page
+):
+    model.script(Fail(401, "Incorrect API key provided: sk-test"))
+    await _new_session(page, live)
+    await page.locator("#composer").fill("Teach me fractions")
+    await page.locator("#composer").press("Enter")
+    alert = page.locator("#room-error")
+    await expect(alert).to_contain_text("refused its API key")
+    await expect(alert).not_to_contain_text("Incorrect API key")
