@@ -4,18 +4,36 @@ Edge semantics: `{from: A, to: B, type: requires}` reads "A requires B", so B is
 prerequisite and sits in a layer left of A; arrows run from prerequisite to dependant and
 are labelled "needed for", which reads true along the arrow.
 `supports` edges are drawn dashed and do not change the layers.
+
+Nodes are grouped by the session that first taught them: one block per session, under
+the session's title, packed in rows so the whole fits the canvas (oldest left, newest row
+on top, so what a node rests on sits left of or below it); inside a block, one column per
+layer (a layer taller than COLUMN_MAX_HEIGHT wraps into another column), each node as
+tall as its wrapped label. A prerequisite first taught in a later session than its
+dependant is the one case drawn right of or above it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from shared_contracts.graph import GraphEdge, GraphNode, GraphSnapshot
 
-COLUMN_WIDTH, ROW_HEIGHT, NODE_WIDTH = 300, 120, 240
+COLUMN_WIDTH, NODE_WIDTH = 300, 240
+COLUMN_MAX_HEIGHT = 640
+NODE_GAP, SESSION_GAP, TITLE_HEIGHT = 16, 80, 40
+VIEW = (760, 560)
+"""The graph canvas at 1280x800, in px: session blocks are packed into rows to fit it."""
+LINE_HEIGHT, NODE_CHROME = 20, 24
+"""px per label line (14px text), and the node's padding plus border top and bottom."""
+LINE_CHARS = 26
+"""Characters that fit a line of a NODE_WIDTH node (a little under, so estimates run tall)."""
+LABEL_CHARS = 140
+"""A longer statement is cut in its node's label; the side panel shows it whole."""
 STATES = ("verified", "introduced", "shaky", "misconception")
 STATE_STYLE = {
     # state: (label, icon, fill, border, text)
@@ -36,12 +54,20 @@ class StateCount:
 
 
 @dataclasses.dataclass
+class SessionLink:
+    id: str = ""
+    title: str = ""
+    """The chat's title, or its id when the chat list does not know it."""
+
+
+@dataclasses.dataclass
 class ProbeRow:
     question: str = ""
     answer: str = ""
     verdict: str = ""
     when: str = ""
     session: str = ""
+    session_title: str = ""
 
 
 @dataclasses.dataclass
@@ -53,7 +79,7 @@ class NodeDetail:
     state_label: str = ""
     icon: str = ""
     colour: str = ""
-    sessions: list[str] = dataclasses.field(default_factory=list)
+    sessions: list[SessionLink] = dataclasses.field(default_factory=list)
     quotes: list[str] = dataclasses.field(default_factory=list)
     probes: list[ProbeRow] = dataclasses.field(default_factory=list)
 
@@ -108,47 +134,161 @@ def plain_math(text: str) -> str:
     return text.replace("$$", "").replace("$", "")
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` on one line, cut at a word with "…" when longer than `limit`."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.") + "…"
+
+
 def node_label(node: GraphNode, new: bool = False) -> str:
     label, icon, *_ = STATE_STYLE[node.state]
-    return f"{icon} {plain_math(node.statement)}\n— {label}{' · new' if new else ''}"
+    statement = clip(plain_math(node.statement), LABEL_CHARS)
+    return f"{icon} {statement}\n— {label}{' · new' if new else ''}"
+
+
+def label_lines(label: str) -> int:
+    """How many lines `label` wraps to in a node (word wrap at LINE_CHARS)."""
+    lines = 0
+    for paragraph in label.split("\n"):
+        lines, used = lines + 1, 0
+        for word in paragraph.split():
+            if used and used + 1 + len(word) > LINE_CHARS:
+                lines, used = lines + 1, 0
+            used += (1 if used else 0) + len(word)
+            while used > LINE_CHARS:  # a long word breaks anywhere (overflowWrap)
+                lines, used = lines + 1, used - LINE_CHARS
+    return lines
+
+
+def _flow_node(node: GraphNode, label: str, x: int, y: int, new: bool) -> dict[str, Any]:
+    _, _, fill, border, text = STATE_STYLE[node.state]
+    return {
+        "id": node.id,
+        "position": {"x": x, "y": y},
+        "data": {"label": label},
+        "ariaLabel": f"{plain_math(node.statement)} ({node.state})",
+        "sourcePosition": "right",
+        "targetPosition": "left",
+        "style": {
+            "background": fill,
+            "border": f"2px {'dashed' if node.kind == 'misconception' else 'solid'} {border}",
+            "color": text,
+            "width": NODE_WIDTH,
+            "whiteSpace": "pre-line",
+            "overflowWrap": "anywhere",
+            "fontSize": "14px",
+            "lineHeight": f"{LINE_HEIGHT}px",
+            "textAlign": "left",
+            "borderRadius": "8px",
+            "boxShadow": f"0 0 0 4px {border}55" if new else "none",
+        },
+    }
+
+
+def _session_title(chat_id: str, title: str, width: int) -> dict[str, Any]:
+    """A block's heading: a label node nobody can select, drag, focus or click."""
+    return {
+        "id": f"session-title-{chat_id}",
+        "position": {"x": 0, "y": 0},
+        "data": {"label": clip(title, 60)},
+        "className": "lh-session-title",
+        "selectable": False,
+        "draggable": False,
+        "focusable": False,
+        "connectable": False,
+        "style": {
+            "width": width,
+            "background": "transparent",
+            "border": "none",
+            "boxShadow": "none",
+            "padding": "4px 0",
+            "fontSize": "15px",
+            "fontWeight": 600,
+            "textAlign": "left",
+            "pointerEvents": "none",
+        },
+    }
+
+
+def _shift(item: dict[str, Any], dx: int, dy: int) -> dict[str, Any]:
+    x, y = item["position"]["x"], item["position"]["y"]
+    return {**item, "position": {"x": x + dx, "y": y + dy}}
+
+
+def pack_rows(sizes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Offsets for blocks of `sizes` (width, height), in order, in rows read left to right
+    with the newest row on top (so older blocks sit left of or below newer ones). The row
+    width is the one at which the whole best fits a VIEW-shaped canvas."""
+    widths = [w for w, _ in sizes]
+    limits = {sum(widths[i:j]) for i in range(len(widths)) for j in range(i + 1, len(widths) + 1)}
+    best: tuple[float, list[list[int]]] = (0.0, [])
+    for limit in sorted(limits):
+        rows: list[list[int]] = [[]]
+        used = 0
+        for index, width in enumerate(widths):
+            if rows[-1] and used + width > limit:
+                rows.append([])
+                used = 0
+            rows[-1].append(index)
+            used += width
+        wide = max(sum(widths[i] for i in row) for row in rows)
+        tall = sum(max(sizes[i][1] for i in row) for row in rows)
+        zoom = min(VIEW[0] / wide, VIEW[1] / tall)
+        if zoom > best[0]:
+            best = (zoom, rows)
+    offsets = [(0, 0)] * len(sizes)
+    y = 0
+    for row in reversed(best[1]):
+        x = 0
+        for index in row:
+            offsets[index] = (x, y)
+            x += widths[index]
+        y += max(sizes[i][1] for i in row)
+    return offsets
 
 
 def flow_nodes(
-    nodes: list[GraphNode], edges: list[GraphEdge], highlight: str = ""
+    nodes: list[GraphNode],
+    edges: list[GraphEdge],
+    highlight: str = "",
+    session_order: Sequence[str] = (),
+    titles: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """React Flow nodes laid out in layers; nodes from session `highlight` stand out."""
+    """React Flow nodes in session blocks of layers; nodes from session `highlight` stand
+    out. Each block whose session has a title in `titles` (chat id → title) is headed by it."""
     depth = layers(nodes, edges)
-    columns: dict[int, list[GraphNode]] = {}
-    for node in sorted(nodes, key=lambda n: (n.sessions[:1], n.statement.lower())):
-        columns.setdefault(depth[node.id], []).append(node)
-    out = []
-    for column, members in sorted(columns.items()):
-        for row, node in enumerate(members):
-            _, _, fill, border, text = STATE_STYLE[node.state]
+    rank = {chat_id: i for i, chat_id in enumerate(session_order)}
+    members_of: dict[str, list[GraphNode]] = {}
+    for node in nodes:
+        members_of.setdefault(node.sessions[0] if node.sessions else "", []).append(node)
+    blocks: list[list[dict[str, Any]]] = []
+    sizes: list[tuple[int, int]] = []
+    for chat_id in sorted(members_of, key=lambda c: (rank.get(c, len(rank)), c)):
+        block: list[dict[str, Any]] = []
+        members = sorted(members_of[chat_id], key=lambda n: (depth[n.id], n.statement.lower()))
+        layer, x, y, bottom = depth[members[0].id], 0, TITLE_HEIGHT, 0
+        for node in members:
             new = bool(highlight) and highlight in node.sessions
-            out.append(
-                {
-                    "id": node.id,
-                    "position": {"x": column * COLUMN_WIDTH, "y": row * ROW_HEIGHT},
-                    "data": {"label": node_label(node, new)},
-                    "ariaLabel": f"{node.statement} ({node.state})",
-                    "sourcePosition": "right",
-                    "targetPosition": "left",
-                    "style": {
-                        "background": fill,
-                        "border": f"2px {'dashed' if node.kind == 'misconception' else 'solid'} "
-                        f"{border}",
-                        "color": text,
-                        "width": NODE_WIDTH,
-                        "whiteSpace": "pre-line",
-                        "fontSize": "14px",
-                        "textAlign": "left",
-                        "borderRadius": "8px",
-                        "boxShadow": f"0 0 0 4px {border}55" if new else "none",
-                    },
-                }
-            )
-    return out
+            label = node_label(node, new)
+            height = NODE_CHROME + LINE_HEIGHT * label_lines(label)
+            if depth[node.id] != layer or (y > TITLE_HEIGHT and y + height > COLUMN_MAX_HEIGHT):
+                layer, x, y = depth[node.id], x + COLUMN_WIDTH, TITLE_HEIGHT
+            block.append(_flow_node(node, label, x, y, new))
+            y += height + NODE_GAP
+            bottom = max(bottom, y)
+        if title := (titles or {}).get(chat_id, ""):
+            block.append(_session_title(chat_id, title, x + NODE_WIDTH))
+        blocks.append(block)
+        sizes.append((x + COLUMN_WIDTH + SESSION_GAP, bottom + SESSION_GAP))
+    return [
+        _shift(item, dx, dy)
+        for block, (dx, dy) in zip(blocks, pack_rows(sizes), strict=True)
+        for item in block
+    ]
 
 
 def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str, Any]]:
@@ -164,6 +304,7 @@ def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str,
             "source": edge.to,
             "target": edge.from_,
             "label": REQUIRES_LABEL if requires else edge.type,
+            "focusable": False,  # an edge has no action: keep Tab on nodes
             "style": {"stroke": "#64748b", "strokeWidth": 2}
             if requires
             else {"stroke": "#94a3b8", "strokeWidth": 1.5, "strokeDasharray": "6 4"},
@@ -212,8 +353,18 @@ def verdict_label(correct: bool | None) -> str:
     return "✓ right" if correct else "✗ wrong"
 
 
-def detail(snapshot: GraphSnapshot, node_id: str) -> NodeDetail | None:
-    """The side panel for one node: statement, state, evidence and probe history."""
+def session_links(chat_ids: Sequence[str], titles: Mapping[str, str]) -> list[SessionLink]:
+    """Chat ids as the learner knows them: by title."""
+    return [SessionLink(id=c, title=titles.get(c) or c) for c in chat_ids]
+
+
+def detail(
+    snapshot: GraphSnapshot, node_id: str, titles: Mapping[str, str] | None = None
+) -> NodeDetail | None:
+    """The side panel for one node: statement, state, evidence and probe history.
+
+    `titles` names sessions (chat id → title); a quote recorded twice shows once."""
+    titles = titles or {}
     node = next((n for n in snapshot.nodes if n.id == node_id), None)
     if node is None:
         return None
@@ -226,8 +377,8 @@ def detail(snapshot: GraphSnapshot, node_id: str) -> NodeDetail | None:
         state_label=label,
         icon=icon,
         colour=border,
-        sessions=list(node.sessions),
-        quotes=[e.quote for e in node.evidence],
+        sessions=session_links(node.sessions, titles),
+        quotes=list(dict.fromkeys(e.quote for e in node.evidence)),
         probes=[
             ProbeRow(
                 question=p.question,
@@ -235,6 +386,7 @@ def detail(snapshot: GraphSnapshot, node_id: str) -> NodeDetail | None:
                 verdict=verdict_label(p.correct),
                 when=when(p.at),
                 session=p.chat_id,
+                session_title=titles.get(p.chat_id) or p.chat_id,
             )
             for p in sorted(node.probes, key=lambda p: p.at, reverse=True)
         ],

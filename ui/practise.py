@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from ui.graph_view import clip as shorten
 from ui.room import Room
 
 TITLE_PREFIX = "Practise: "
@@ -15,18 +16,6 @@ TITLE_CHARS = 60
 ASK_PREFIX = "Help me practise: "
 ASK_CHARS = 1000
 """An `?ask=` message longer than this is cut (it travels in the URL)."""
-
-
-def shorten(text: str, limit: int) -> str:
-    """`text` on one line, cut at a word boundary with "…" when longer than `limit`."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.") + "…"
 
 
 def practise_title(statement: str) -> str:

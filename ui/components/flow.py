@@ -14,6 +14,11 @@ def _node_id(event: rx.Var, node: rx.Var) -> tuple[rx.Var[str]]:
     return (rx.Var(f"{node}.id").to(str),)
 
 
+def _selected_id(selection: rx.Var) -> tuple[rx.Var[str]]:
+    """JS `onSelectionChange({nodes, edges})` → the first selected node's id, or ""."""
+    return (rx.Var(f"({selection}.nodes[0]?.id ?? '')").to(str),)
+
+
 class _Flow(rx.Component):
     library = FLOW_PACKAGE
 
@@ -28,11 +33,14 @@ class ReactFlow(_Flow):
     default_nodes: rx.Var[list[dict[str, Any]]]
     default_edges: rx.Var[list[dict[str, Any]]]
     fit_view: rx.Var[bool]
+    fit_view_options: rx.Var[dict[str, Any]]
     min_zoom: rx.Var[float]
     max_zoom: rx.Var[float]
     nodes_connectable: rx.Var[bool]
     color_mode: rx.Var[str]
     on_node_click: rx.EventHandler[_node_id]
+    on_selection_change: rx.EventHandler[_selected_id]
+    """Also fires for Enter or Space on a focused node: the keyboard's way to select."""
 
 
 class Background(_Flow):

@@ -14,14 +14,14 @@ from ui.state.room_state import RoomState
 H = HomeState
 
 
-def new_session_button(label: str, size: str = "3", id: str = "new-session") -> rx.Component:
+def new_session_button() -> rx.Component:
     return rx.button(
         rx.icon("plus"),
-        label,
+        "New session",
         on_click=H.new_session,
         loading=H.creating,
-        size=size,
-        id=id,
+        size=rx.breakpoints(initial="2", sm="3"),
+        id="new-session",
     )
 
 
@@ -62,8 +62,8 @@ def _probe(probe: ProbeRow) -> rx.Component:
             probe.verdict,
             " · ",
             probe.when,
-            " · session ",
-            rx.link(probe.session, href="/chat/" + probe.session),
+            " · ",
+            rx.link(probe.session_title, href="/chat/" + probe.session),
             size="1",
             color_scheme="gray",
         ),
@@ -90,7 +90,7 @@ def node_panel() -> rx.Component:
                 size="2",
             ),
             rx.cond(
-                d.kind == "misconception",
+                (d.kind == "misconception") & (d.state != "misconception"),
                 rx.badge("misconception", variant="outline", color_scheme="red"),
             ),
             rx.spacer(),
@@ -100,7 +100,14 @@ def node_panel() -> rx.Component:
             width="100%",
             align="center",
         ),
-        rx.heading(d.statement, size="4", id="node-statement"),
+        # markdown, so a statement's math renders as it does in the classroom
+        rx.box(
+            safe_markdown(d.statement),
+            font_size="1.25em",
+            font_weight="bold",
+            line_height="1.35",
+            id="node-statement",
+        ),
         rx.button(
             rx.icon("dumbbell"),
             "Practise this",
@@ -125,8 +132,10 @@ def node_panel() -> rx.Component:
             rx.text("Not checked by a question yet.", size="2", color_scheme="gray"),
         ),
         rx.heading("Sessions", size="2"),
-        rx.hstack(
-            rx.foreach(d.sessions, lambda s: rx.link(s, href="/chat/" + s, size="2")), wrap="wrap"
+        rx.vstack(
+            rx.foreach(d.sessions, lambda s: rx.link(s.title, href="/chat/" + s.id, size="2")),
+            spacing="1",
+            id="node-sessions",
         ),
         spacing="3",
         width="100%",
@@ -151,13 +160,7 @@ def _chat_row(row: ChatRow) -> rx.Component:
 
 def sessions_panel() -> rx.Component:
     return rx.vstack(
-        rx.hstack(
-            rx.heading("Sessions", size="3"),
-            rx.spacer(),
-            new_session_button("New session", "2", "new-session-side"),
-            width="100%",
-            align="center",
-        ),
+        rx.heading("Sessions", size="3"),
         rx.cond(
             H.chats.length() > 0,
             rx.vstack(rx.foreach(H.chats, _chat_row), spacing="1", width="100%", id="chat-list"),
@@ -195,7 +198,7 @@ def filters() -> rx.Component:
             rx.select.trigger(aria_label="Filter by session"),
             rx.select.content(
                 rx.select.item("all sessions", value="all"),
-                rx.foreach(H.session_ids, lambda s: rx.select.item(s, value=s)),
+                rx.foreach(H.session_options, lambda s: rx.select.item(s.title, value=s.id)),
             ),
             value=H.filter_session,
             on_change=H.set_filter_session,
@@ -207,12 +210,44 @@ def filters() -> rx.Component:
     )
 
 
+def no_match() -> rx.Component:
+    return rx.center(
+        rx.vstack(
+            rx.text("Nothing in your graph matches these filters.", size="3"),
+            rx.button("Clear filters", on_click=H.clear_filters, variant="soft", size="2"),
+            align="center",
+            spacing="3",
+        ),
+        position="absolute",
+        inset="0",
+        z_index="5",
+        id="graph-no-match",
+    )
+
+
+# React Flow's own styles hide which node is selected or focused once a node has a style.
+GRAPH_NODE_MARKS = {
+    "& .react-flow__node.selected": {"outline": f"3px solid {rx.color('accent', 9)}"},
+    "& .lh-session-title .react-flow__handle": {"display": "none"},
+    "& .react-flow__node:focus-visible": {
+        "outline": f"3px dashed {rx.color('accent', 9)}",
+        "outline_offset": "3px",
+    },
+}
+
+
 def graph_canvas() -> rx.Component:
     return rx.box(
         react_flow(
             flow_background(gap=24),
             flow_controls(show_interactive=False),
-            flow_minimap(pannable=True, zoomable=True),
+            # on a phone the minimap would cover half the graph
+            flow_minimap(
+                pannable=True,
+                zoomable=True,
+                display=rx.breakpoints(initial="none", md="block"),
+                custom_attrs={"style": {"width": 140, "height": 96}},
+            ),
             key=H.flow_key,
             default_nodes=H.nodes,
             default_edges=H.edges,
@@ -222,10 +257,16 @@ def graph_canvas() -> rx.Component:
             nodes_connectable=False,
             color_mode=rx.color_mode_cond("light", "dark"),
             on_node_click=H.select_node,
+            on_selection_change=H.select_node,
         ),
+        rx.cond(H.shown_total == 0, no_match()),
+        position="relative",
         width="100%",
-        height=rx.breakpoints(initial="60vh", md="calc(100vh - 190px)"),
+        # a phone's page scrolls, so the canvas has its own height there (flex would zero it)
+        height=rx.breakpoints(initial="60vh", md="auto"),
+        flex=rx.breakpoints(initial="none", md="1"),
         min_height="360px",
+        style=GRAPH_NODE_MARKS,
         border=f"1px solid {rx.color('gray', 5)}",
         border_radius="12px",
         overflow="hidden",
@@ -236,10 +277,10 @@ def graph_canvas() -> rx.Component:
 def header() -> rx.Component:
     return rx.vstack(
         rx.hstack(
-            rx.heading("What I know", size="6"),
+            rx.heading("What I know", size=rx.breakpoints(initial="5", sm="6")),
             rx.spacer(),
-            new_session_button("New session"),
-            rx.color_mode.button(),
+            new_session_button(),
+            rx.color_mode.button(aria_label="Switch light or dark theme"),
             width="100%",
             align="center",
         ),
@@ -274,9 +315,10 @@ def home() -> rx.Component:
         rx.cond(
             H.loading | H.updating, rx.center(rx.spinner(size="3"), height="40vh"), empty_state()
         ),
-        rx.vstack(filters(), graph_canvas(), width="100%", spacing="2"),
+        rx.vstack(filters(), graph_canvas(), width="100%", height="100%", spacing="2"),
     )
-    return rx.container(
+    # From md up the page is one screen: the graph takes whatever the header leaves.
+    return rx.box(
         header(),
         rx.flex(
             rx.box(body, flex="1", min_width="0"),
@@ -287,14 +329,19 @@ def home() -> rx.Component:
                 padding="1em",
                 border=f"1px solid {rx.color('gray', 5)}",
                 border_radius="12px",
-                max_height=rx.breakpoints(initial="none", md="calc(100vh - 150px)"),
                 overflow_y="auto",
             ),
             direction=rx.breakpoints(initial="column", md="row"),
             gap="1.5em",
             width="100%",
-            padding_top="1em",
+            flex="1",
+            min_height="0",
         ),
-        size="4",
-        padding_x="1em",
+        display="flex",
+        flex_direction="column",
+        gap="1em",
+        height=rx.breakpoints(initial="auto", md="100vh"),
+        max_width="1168px",
+        margin_x="auto",
+        padding="1em",
     )

@@ -11,7 +11,7 @@ import reflex as rx
 from shared_contracts.chat import ChatSummary
 from shared_contracts.graph import GraphNode, GraphSnapshot
 from ui import api, graph_view
-from ui.graph_view import NodeDetail, StateCount
+from ui.graph_view import NodeDetail, SessionLink, StateCount
 from ui.practise import practise_href, practise_title
 
 POLL_SECONDS = 1.0
@@ -68,7 +68,7 @@ class HomeState(rx.State):
     node_total: int = 0
     shown_total: int = 0
     counts: rx.Field[list[StateCount]] = rx.field(default_factory=list)
-    session_ids: rx.Field[list[str]] = rx.field(default_factory=list)
+    session_options: rx.Field[list[SessionLink]] = rx.field(default_factory=list)
     filter_state: str = "all"
     filter_session: str = "all"
     search: str = ""
@@ -82,6 +82,8 @@ class HomeState(rx.State):
     creating: bool = False
 
     _graph: GraphSnapshot = GraphSnapshot()
+    _titles: dict[str, str] = rx.field(default_factory=dict)
+    """chat id → title, so sessions read as the learner named them, not as ids."""
     _version: int = 0
 
     def _refresh_view(self) -> None:
@@ -89,12 +91,15 @@ class HomeState(rx.State):
         state = "" if self.filter_state == "all" else self.filter_state
         session = "" if self.filter_session == "all" else self.filter_session
         shown = search_nodes(graph_view.filtered(graph, state, session), self.search)
-        self.nodes = graph_view.flow_nodes(shown, graph.edges, self.highlight)
+        session_ids = graph_view.sessions(graph)
+        self.nodes = graph_view.flow_nodes(
+            shown, graph.edges, self.highlight, session_ids, self._titles
+        )
         self.edges = graph_view.flow_edges(shown, graph.edges)
         self.node_total = len(graph.nodes)
         self.shown_total = len(shown)
         self.counts = graph_view.counts(graph)
-        self.session_ids = graph_view.sessions(graph)
+        self.session_options = graph_view.session_links(session_ids, self._titles)
         self.new_count = sum(1 for n in graph.nodes if self.highlight in n.sessions)
         self._version += 1
         self.flow_key = f"{self._version}-{self.filter_state}-{self.filter_session}"
@@ -103,7 +108,7 @@ class HomeState(rx.State):
         self._graph = graph
         self._refresh_view()
         if self.has_selected:
-            found = graph_view.detail(graph, self.selected.id)
+            found = graph_view.detail(graph, self.selected.id, self._titles)
             self.has_selected = found is not None
             self.selected = found or NodeDetail()
 
@@ -121,8 +126,9 @@ class HomeState(rx.State):
                 self.loading, self.updating, self.error = False, False, str(exc)
             return
         async with self:
-            self._store(graph)
             self.chats = chat_rows(chats)
+            self._titles = {row.id: row.title for row in self.chats}
+            self._store(graph)
             self.loading = False
         rounds = 0
         while after and not has_session(graph, after) and rounds < POLL_ROUNDS:
@@ -141,7 +147,10 @@ class HomeState(rx.State):
 
     @rx.event
     def select_node(self, node_id: str) -> None:
-        found = graph_view.detail(self._graph, node_id)
+        """A click, or Enter on a focused node; "" (nothing selected any more) keeps the panel."""
+        if not node_id:
+            return
+        found = graph_view.detail(self._graph, node_id, self._titles)
         self.has_selected = found is not None
         self.selected = found or NodeDetail()
 
@@ -162,6 +171,11 @@ class HomeState(rx.State):
     @rx.event
     def set_search(self, value: str) -> None:
         self.search = value[:200]
+        self._refresh_view()
+
+    @rx.event
+    def clear_filters(self) -> None:
+        self.search, self.filter_state, self.filter_session = "", "all", "all"
         self._refresh_view()
 
     @rx.event

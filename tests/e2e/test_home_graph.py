@@ -1,0 +1,49 @@
+"""Home after two lessons, in a real browser: keyboard selection, session titles, filters
+that recover, and a graph that shows at phone width."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.lesson_driver import take_lesson
+
+pytestmark = pytest.mark.browser
+
+
+async def _lesson(api_url: str, topic: str) -> None:
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as client:
+        chat = (await client.post("/api/chats", json={"title": topic})).json()
+        ws_url = api_url.replace("http", "ws", 1) + f"/api/chats/{chat['id']}/ws"
+        await take_lesson(ws_url, topic)
+        (await client.post(f"/api/chats/{chat['id']}/extract")).raise_for_status()
+
+
+async def test_home_graph_by_keyboard_by_title_and_at_phone_width(servers, page: Page):
+    for topic in ("Teach me fractions", "Teach me photosynthesis"):
+        await _lesson(servers.api_url, topic)
+    await page.goto(servers.ui_url + "/")
+    graph = page.locator("#graph")
+    await expect(graph.locator(".lh-session-title")).to_have_count(2, timeout=30_000)
+    await expect(graph.get_by_text("Teach me photosynthesis", exact=True)).to_be_visible()
+
+    # Enter on a focused node opens its panel; sessions are named by title, not by id.
+    await graph.locator(".react-flow__node.selectable").first.focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#node-panel")).to_be_visible()
+    await expect(page.locator("#node-sessions")).to_contain_text("Teach me")
+    await page.get_by_label("Filter by session").click()
+    await expect(page.get_by_role("option", name="Teach me fractions")).to_be_visible()
+    await page.keyboard.press("Escape")
+
+    # A search that matches nothing says so and offers the way back.
+    await page.locator("#graph-search").fill("no statement says this")
+    await expect(page.locator("#graph-no-match")).to_be_visible()
+    await page.get_by_role("button", name="Clear filters").click()
+    await expect(page.locator("#graph-search")).to_have_value("")
+    await expect(page.locator("#graph-no-match")).to_have_count(0)
+
+    await page.set_viewport_size({"width": 390, "height": 844})
+    canvas = await graph.locator(".react-flow").bounding_box()
+    assert canvas is not None and canvas["height"] > 300  # a flex item there had 0 height

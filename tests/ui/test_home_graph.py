@@ -1,0 +1,122 @@
+"""Home graph layout and panel: readable at any size, sessions by title, filters recover."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot, Probe
+from tests.ui.samples import AT
+from ui.graph_view import (
+    COLUMN_MAX_HEIGHT,
+    LINE_HEIGHT,
+    NODE_CHROME,
+    NODE_WIDTH,
+    VIEW,
+    detail,
+    flow_edges,
+    flow_nodes,
+    label_lines,
+)
+from ui.state.home_state import HomeState
+
+LONG = "thinks the answer is 1/2 when asked what fill in the blank number replaces the mark"
+
+
+def _node(node_id: str, chat: str = "c1", statement: str = "", **extra) -> GraphNode:
+    return GraphNode(
+        id=node_id,
+        statement=statement or f"{node_id} is a short statement",
+        kind="proposition",
+        state="shaky",
+        sessions=[chat],
+        **extra,
+    )
+
+
+def _boxes(items):
+    """(left, top, right, bottom) of every graph node, from its estimated label height."""
+    out = {}
+    for item in items:
+        if item["id"].startswith("session-title-"):
+            continue
+        x, y = item["position"]["x"], item["position"]["y"]
+        height = NODE_CHROME + LINE_HEIGHT * label_lines(item["data"]["label"])
+        out[item["id"]] = (x, y, x + NODE_WIDTH, y + height)
+    return out
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_long_labels_never_overlap_and_a_tall_layer_wraps_into_columns():
+    nodes = [_node(f"n{i}", statement=f"{LONG} {i}") for i in range(12)]
+    boxes = _boxes(flow_nodes(nodes, []))
+    assert label_lines(f"! {LONG}\n— shaky") >= 4  # long enough to have overlapped before
+    pairs = [(a, b) for a in boxes for b in boxes if a < b]
+    assert not [p for p in pairs if _overlap(boxes[p[0]], boxes[p[1]])]
+    assert max(box[3] for box in boxes.values()) <= COLUMN_MAX_HEIGHT
+    assert len({box[0] for box in boxes.values()}) > 1
+
+
+def test_sessions_are_titled_blocks_and_the_whole_fits_the_canvas_shape():
+    nodes = [_node(f"{chat}-{i}", chat) for chat in ("c1", "c2", "c3") for i in range(6)]
+    items = flow_nodes(nodes, [], "", ["c1", "c2", "c3"], {"c1": "Fractions", "c2": "Lists"})
+    titles = {i["id"]: i for i in items if i["id"].startswith("session-title-")}
+    assert [t["data"]["label"] for t in titles.values()] == ["Fractions", "Lists"]
+    assert all(not t["selectable"] and not t["focusable"] for t in titles.values())
+    boxes = _boxes(items)
+    wide = max(b[2] for b in boxes.values()) - min(b[0] for b in boxes.values())
+    tall = max(b[3] for b in boxes.values()) - min(b[1] for b in boxes.values())
+    assert wide / tall < 2 * VIEW[0] / VIEW[1]  # not one long strip
+    # the newest session's block is on top or right of the oldest one
+    first, last = boxes["c1-0"], boxes["c3-0"]
+    assert last[1] < first[1] or last[0] > first[0]
+
+
+def test_node_aria_labels_read_math_as_text_and_edges_take_no_tab_stop():
+    nodes = [_node("a", statement=r"Add $\frac{1}{4}$"), _node("b")]
+    assert flow_nodes(nodes, [])[0]["ariaLabel"] == "Add 1/4 (shaky)"
+    edges = flow_edges(nodes, [GraphEdge(from_="b", to="a", type="requires")])
+    assert edges[0]["focusable"] is False
+
+
+def test_the_panel_names_sessions_by_title_and_shows_a_quote_once():
+    quote = Evidence(
+        quote="half is 1/2", message_id="m1", turn=1, speaker="learner", start=0, end=1
+    )
+    probe = Probe(at=AT, chat_id="c1", question="q", answer="a", expected="a", correct=True)
+    snap = GraphSnapshot(nodes=[_node("a", evidence=[quote, quote], probes=[probe])])
+    found = detail(snap, "a", {"c1": "Teach me fractions"})
+    assert found is not None and found.quotes == ["half is 1/2"]
+    assert [(s.id, s.title) for s in found.sessions] == [("c1", "Teach me fractions")]
+    assert found.probes[0].session_title == "Teach me fractions"
+    unknown = detail(snap, "a")
+    assert unknown is not None and unknown.sessions[0].title == "c1"  # no title: the id
+
+
+def _home() -> HomeState:
+    return rx.State().get_substate(HomeState.get_full_name().split(".")[1:])
+
+
+def test_session_filter_lists_titles_and_clear_filters_shows_everything_again():
+    state = _home()
+    state._titles = {"c1": "Teach me fractions"}
+    state._store(GraphSnapshot(nodes=[_node("a"), _node("b", "c2")]))
+    assert [(s.id, s.title) for s in state.session_options] == [
+        ("c1", "Teach me fractions"),
+        ("c2", "c2"),
+    ]
+    state.set_search("nothing like this")
+    state.set_filter_session("c2")
+    assert state.shown_total == 0
+    state.clear_filters()
+    assert (state.search, state.filter_session, state.shown_total) == ("", "all", 2)
+
+
+def test_an_emptied_selection_keeps_the_open_panel():
+    state = _home()
+    state._store(GraphSnapshot(nodes=[_node("a")]))
+    state.select_node("a")
+    state.select_node("")  # React Flow reports "nothing selected" when the graph remounts
+    assert state.has_selected and state.selected.id == "a"
