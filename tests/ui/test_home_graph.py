@@ -120,3 +120,30 @@ def test_an_emptied_selection_keeps_the_open_panel():
     state.select_node("a")
     state.select_node("")  # React Flow reports "nothing selected" when the graph remounts
     assert state.has_selected and state.selected.id == "a"
+
+
+class FakeProxy:
+    """Stands in for reflex's StateProxy in a background handler."""
+
+    def __init__(self, state):
+        object.__setattr__(self, "_s", state)
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._s, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._s, name, value)
+
+
+async def test_an_unreachable_api_is_a_failed_load_not_an_empty_graph(monkeypatch):
+    monkeypatch.setenv("LH_API_URL", "http://127.0.0.1:9")  # nothing listens there
+    state = _home()
+    await HomeState.load.fn(FakeProxy(state))
+    assert state.load_failed and "cannot reach the API" in state.error
+    assert not state.loading and state.node_total == 0

@@ -54,6 +54,27 @@ def empty_state() -> rx.Component:
     )
 
 
+def load_failed_state() -> rx.Component:
+    return rx.center(
+        rx.vstack(
+            rx.icon("cloud-off", size=48, color=rx.color("gray", 9)),
+            rx.heading("Your graph could not be loaded", size="5"),
+            rx.text(
+                "The learning server did not answer; try again in a moment.",
+                size="3",
+                color_scheme="gray",
+                text_align="center",
+            ),
+            rx.button(rx.icon("refresh-cw"), "Try again", on_click=H.load, size="3"),
+            align="center",
+            spacing="4",
+            max_width="32em",
+        ),
+        height="60vh",
+        id="load-failed",
+    )
+
+
 def _probe(probe: ProbeRow) -> rx.Component:
     return rx.box(
         safe_markdown(probe.question),
@@ -164,7 +185,11 @@ def sessions_panel() -> rx.Component:
         rx.cond(
             H.chats.length() > 0,
             rx.vstack(rx.foreach(H.chats, _chat_row), spacing="1", width="100%", id="chat-list"),
-            rx.text("No sessions yet.", size="2", color_scheme="gray"),
+            rx.text(
+                rx.cond(H.load_failed, "Sessions could not be loaded.", "No sessions yet."),
+                size="2",
+                color_scheme="gray",
+            ),
         ),
         spacing="2",
         width="100%",
@@ -313,7 +338,9 @@ def home() -> rx.Component:
     body = rx.cond(
         H.node_total == 0,
         rx.cond(
-            H.loading | H.updating, rx.center(rx.spinner(size="3"), height="40vh"), empty_state()
+            H.loading | H.updating,
+            rx.center(rx.spinner(size="3"), height="40vh"),
+            rx.cond(H.load_failed, load_failed_state(), empty_state()),
         ),
         rx.vstack(filters(), graph_canvas(), width="100%", height="100%", spacing="2"),
     )

@@ -63,6 +63,8 @@ class HomeState(rx.State):
 
     loading: bool = True
     error: str = ""
+    load_failed: bool = False
+    """The graph could not be fetched: the page must not claim it is empty."""
     nodes: rx.Field[list[dict[str, Any]]] = rx.field(default_factory=list)
     edges: rx.Field[list[dict[str, Any]]] = rx.field(default_factory=list)
     node_total: int = 0
@@ -124,8 +126,10 @@ class HomeState(rx.State):
         except api.ApiError as exc:
             async with self:
                 self.loading, self.updating, self.error = False, False, str(exc)
+                self.load_failed = True
             return
         async with self:
+            self.load_failed = False
             self.chats = chat_rows(chats)
             self._titles = {row.id: row.title for row in self.chats}
             self._store(graph)
