@@ -3,10 +3,14 @@ that recover, and a graph that shows at phone width."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import httpx
 import pytest
 from playwright.async_api import Page, expect
 
+from tests.e2e.conftest import Servers
 from tests.lesson_driver import take_lesson
 
 pytestmark = pytest.mark.browser
@@ -20,7 +24,21 @@ async def _lesson(api_url: str, topic: str) -> None:
         (await client.post(f"/api/chats/{chat['id']}/extract")).raise_for_status()
 
 
-async def test_home_graph_by_keyboard_by_title_and_at_phone_width(servers, page: Page):
+@pytest.fixture
+def own_data(servers: Servers, tmp_path: Path) -> Iterator[Servers]:
+    """The session's API on a data dir of its own (the other tests expect theirs as it
+    was: `test_lesson` starts from an empty home); the shared one again after."""
+    servers.stop_api()
+    servers.start_api_again(LH_DATA_DIR=str(tmp_path / "data"))
+    try:
+        yield servers
+    finally:
+        servers.stop_api()
+        servers.start_api_again()
+
+
+async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Servers, page: Page):
+    servers = own_data
     for topic in ("Teach me fractions", "Teach me photosynthesis"):
         await _lesson(servers.api_url, topic)
     await page.goto(servers.ui_url + "/")
