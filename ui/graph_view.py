@@ -82,6 +82,8 @@ class NodeDetail:
     sessions: list[SessionLink] = dataclasses.field(default_factory=list)
     quotes: list[str] = dataclasses.field(default_factory=list)
     probes: list[ProbeRow] = dataclasses.field(default_factory=list)
+    no_probes: str = ""
+    """What the probe history says when it is empty (a misconception is seen, not quizzed)."""
 
 
 def layers(nodes: list[GraphNode], edges: list[GraphEdge]) -> dict[str, int]:
@@ -390,4 +392,9 @@ def detail(
             )
             for p in sorted(node.probes, key=lambda p: p.at, reverse=True)
         ],
+        no_probes=(
+            "Seen in the answer quoted above; questions check the idea it gets wrong."
+            if node.kind == "misconception"
+            else "Not checked by a question yet."
+        ),
     )

@@ -92,6 +92,15 @@ def test_detail_has_quotes_and_probe_history():
     assert detail(snap, "zzz") is None
 
 
+def test_an_unprobed_detail_says_why_by_kind():
+    wrong = GraphNode(
+        id="w", statement="thinks 3/4 > 4/5", kind="misconception", state="misconception"
+    )
+    snap = GraphSnapshot(nodes=[_node("a"), wrong])
+    assert detail(snap, "a").no_probes == "Not checked by a question yet."
+    assert detail(snap, "w").no_probes.startswith("Seen in the answer quoted above")
+
+
 def test_node_labels_show_inline_math_as_plain_text():
     from ui.graph_view import plain_math
 

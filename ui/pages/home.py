@@ -150,7 +150,7 @@ def node_panel() -> rx.Component:
         rx.cond(
             d.probes.length() > 0,
             rx.vstack(rx.foreach(d.probes, _probe), spacing="0", width="100%"),
-            rx.text("Not checked by a question yet.", size="2", color_scheme="gray"),
+            rx.text(d.no_probes, size="2", color_scheme="gray"),
         ),
         rx.heading("Sessions", size="2"),
         rx.vstack(
