@@ -9,6 +9,27 @@ from ui.pages import replay
 STYLE = {
     "font_size": "16px",
     ".lh-markdown p": {"margin": "0.25em 0"},
+    # Model markdown: tables get cells and scroll sideways on a narrow screen; quotes a rule.
+    ".lh-markdown table": {
+        "border_collapse": "collapse",
+        "margin": "0.5em 0",
+        "display": "block",
+        "max_width": "100%",
+        "overflow_x": "auto",
+    },
+    ".lh-markdown th": {
+        "border": "1px solid var(--gray-6)",
+        "padding": "0.3em 0.7em",
+        "text_align": "left",
+        "background": "var(--gray-3)",
+    },
+    ".lh-markdown td": {"border": "1px solid var(--gray-6)", "padding": "0.3em 0.7em"},
+    ".lh-markdown blockquote": {
+        "border_left": "3px solid var(--gray-6)",
+        "margin": "0.5em 0",
+        "padding_left": "0.8em",
+        "color": "var(--gray-11)",
+    },
     ":focus-visible": {"outline": "2px solid var(--accent-9)", "outline_offset": "2px"},
 }
 

@@ -71,3 +71,36 @@ async def test_a_refused_key_is_explained_to_the_learner(
     alert = page.locator("#room-error")
     await expect(alert).to_contain_text("refused its API key")
     await expect(alert).not_to_contain_text("Incorrect API key")
+
+
+LONG_CODE_LINE = "def compare(a, b, c, d): return " + " + ".join(["a * d - c * b"] * 8)
+RICH = f"""| fraction | decimal |
+|---|---|
+| 3/4 | 0.75 |
+
+> A quote with a [link](https://example.org/fractions).
+
+```python
+{LONG_CODE_LINE}
+```
+"""
+
+
+async def test_model_markdown_renders_tables_and_quotes_and_fits_a_phone(
+    live: Servers, model: FakeOpenAI, page: Page
+):
+    model.script(Stream([*text_chunks(RICH), *finish_chunk("stop")]))
+    await _new_session(page, live)
+    await page.locator("#composer").fill("Compare " + "fractions and decimals " * 8)
+    await page.locator("#composer").press("Enter")
+    cell = page.locator(".lh-markdown td").first
+    await expect(cell).to_have_text("3/4")
+    style = "(e, side) => getComputedStyle(e)[side]"
+    assert await cell.evaluate(style, "borderLeftWidth") == "1px"
+    quote = page.locator(".lh-markdown blockquote")
+    assert await quote.evaluate(style, "borderLeftWidth") == "3px"
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await expect(page.locator("#room-title")).to_be_visible()  # a long title is cut, ...
+    widths = "[document.documentElement.scrollWidth, window.innerWidth]"
+    scroll, inner = await page.evaluate(widths)
+    assert scroll <= inner  # ... and nothing makes the page scroll sideways

@@ -309,12 +309,22 @@ def composer() -> rx.Component:
 def header() -> rx.Component:
     return rx.hstack(
         rx.link(
-            rx.hstack(rx.icon("arrow-left", size=16), rx.text("My graph")),
+            rx.hstack(rx.icon("arrow-left", size=16), rx.text("My graph"), white_space="nowrap"),
             href="/",
             on_click=S.leave,
         ),
-        rx.heading(rx.cond(S.title != "", S.title, "Session"), size="4", trim="both"),
-        rx.spacer(),
+        # A long title is cut with an ellipsis: a flex item shrinks only from min-width 0.
+        rx.heading(
+            rx.cond(S.title != "", S.title, "Session"),
+            size="4",
+            trim="both",
+            flex="1",
+            min_width="0",
+            white_space="nowrap",
+            overflow="hidden",
+            text_overflow="ellipsis",
+            id="room-title",
+        ),
         rx.icon_button(
             rx.icon("list-tree"),
             on_click=S.toggle_plan,
