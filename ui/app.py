@@ -30,6 +30,11 @@ STYLE = {
         "padding_left": "0.8em",
         "color": "var(--gray-11)",
     },
+    # The classroom follows a streamed answer (see `classroom`): nothing in the room is a
+    # scroll anchor, the box after it is.
+    ".lh-room": {"overflow_anchor": "none"},
+    ".lh-room *": {"overflow_anchor": "none"},
+    ".lh-follow": {"overflow_anchor": "auto"},
     ":focus-visible": {"outline": "2px solid var(--accent-9)", "outline_offset": "2px"},
 }
 

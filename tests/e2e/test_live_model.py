@@ -104,3 +104,28 @@ async def test_model_markdown_renders_tables_and_quotes_and_fits_a_phone(
     widths = "[document.documentElement.scrollWidth, window.innerWidth]"
     scroll, inner = await page.evaluate(widths)
     assert scroll <= inner  # ... and nothing makes the page scroll sideways
+
+
+PARAGRAPHS = [f"Paragraph {i}: " + "more and more text " * 6 + "\n\n" for i in range(120)]
+IN_VIEW = "s => { const r = document.querySelector(s).getBoundingClientRect();"
+IN_VIEW += " return r.top >= 0 && r.bottom <= window.innerHeight; }"
+
+
+async def test_a_streamed_answer_is_followed_at_the_bottom_and_left_alone_above(
+    live: Servers, model: FakeOpenAI, page: Page
+):
+    for _ in range(2):
+        model.script(Stream([*text_chunks(*PARAGRAPHS), *finish_chunk("stop")], delay=0.03))
+    await _new_session(page, live)
+    await page.locator("#composer").fill("Tell me a long story")
+    await page.locator("#composer").press("Enter")
+    await expect(page.locator("#conversation")).to_contain_text("Paragraph 60:")
+    assert await page.evaluate(IN_VIEW, "#composer")  # it followed the answer down
+    await expect(page.locator("#send")).to_be_visible(timeout=30_000)
+
+    await page.locator("#composer").fill("And another")
+    await page.locator("#composer").press("Enter")
+    await expect(page.locator("#conversation")).to_contain_text("Paragraph 3:")
+    await page.evaluate("window.scrollTo(0, 200)")  # the learner scrolls up to reread
+    await expect(page.locator("#stop")).to_have_count(0, timeout=30_000)
+    assert await page.evaluate("window.scrollY") == 200  # and the page stayed where they were

@@ -8,7 +8,7 @@ from ui.components.chat_items import chat_item, verdict_line
 from ui.components.plan_panel import plan_panel
 from ui.components.safe_markdown import safe_markdown
 from ui.render import OptionView
-from ui.state.room_state import RoomState
+from ui.state.room_state import FOLLOW_ID, RoomState
 
 S = RoomState
 
@@ -374,7 +374,7 @@ def classroom() -> rx.Component:
         min_width="0",
         width="100%",
     )
-    return rx.container(
+    room = rx.container(
         header(),
         rx.flex(
             conversation,
@@ -399,4 +399,11 @@ def classroom() -> rx.Component:
         size="4",
         padding_x="1em",
         padding_bottom="3em",
+        class_name="lh-room",
+        min_height="calc(100vh + 2px)",
     )
+    # Follows a growing answer while the learner is at the bottom, and stays put once they
+    # scroll up: the browser's scroll anchoring, with this box as the page's only anchor.
+    # Browsers do not anchor at scroll offset 0, so the room is always a little taller than
+    # the window and sending scrolls to this box (`RoomState.send_message`).
+    return rx.fragment(room, rx.box(class_name="lh-follow", height="1px", id=FOLLOW_ID))

@@ -27,6 +27,9 @@ from ui.room import (
     with_job,
 )
 
+FOLLOW_ID = "follow"
+"""The box after the classroom that the page scrolls to and anchors on (see `classroom`)."""
+
 ENCODER = msgspec.json.Encoder()
 _ID = re.compile(ID_PATTERN)
 _PATH = re.compile(r"^/chat/([^/]+)/?$")
@@ -175,7 +178,7 @@ class RoomState(rx.State):
         self.draft = value
 
     @rx.event
-    def send_message(self, form_data: dict | None = None) -> None:
+    def send_message(self, form_data: dict | None = None) -> rx.event.EventSpec | None:
         """Sends the composer's text as a `user_message` frame."""
         text = self.draft.strip()
         if not text:
@@ -191,6 +194,7 @@ class RoomState(rx.State):
             return
         self.draft = ""
         self._publish(user_sent(self._room, text, client_id))
+        return rx.scroll_to(FOLLOW_ID)  # to the bottom: the answer is followed from there
 
     @rx.event
     def stop_turn(self) -> None:
