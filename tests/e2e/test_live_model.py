@@ -119,7 +119,7 @@ async def test_a_streamed_answer_is_followed_at_the_bottom_and_left_alone_above(
     await _new_session(page, live)
     await page.locator("#composer").fill("Tell me a long story")
     await page.locator("#composer").press("Enter")
-    await expect(page.locator("#conversation")).to_contain_text("Paragraph 60:")
+    await expect(page.locator("#conversation")).to_contain_text("Paragraph 60:", timeout=20_000)
     assert await page.evaluate(IN_VIEW, "#composer")  # it followed the answer down
     await expect(page.locator("#send")).to_be_visible(timeout=30_000)
 
@@ -129,3 +129,7 @@ async def test_a_streamed_answer_is_followed_at_the_bottom_and_left_alone_above(
     await page.evaluate("window.scrollTo(0, 200)")  # the learner scrolls up to reread
     await expect(page.locator("#stop")).to_have_count(0, timeout=30_000)
     assert await page.evaluate("window.scrollY") == 200  # and the page stayed where they were
+
+    await page.reload()  # a chat opens at its latest message
+    await expect(page.locator("#conversation")).to_contain_text("Paragraph 119:", timeout=20_000)
+    await page.wait_for_function(f"({IN_VIEW})('#composer')", timeout=10_000)

@@ -359,6 +359,11 @@ def classroom() -> rx.Component:
                 ),
             ),
             rx.foreach(S.items, chat_item),
+            # A chat opens at its latest message: this mounts with the first items.
+            rx.cond(
+                S.items.length() > 0,
+                rx.box(display="none", on_mount=rx.scroll_to(FOLLOW_ID)),
+            ),
             spacing="3",
             width="100%",
             id="conversation",
