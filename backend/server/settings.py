@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -48,35 +49,59 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-def _read_dotenv(path: Path) -> dict[str, str]:
-    values: dict[str, str] = {}
+DOTENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Source(dict[str, str]):
+    """The merged settings, remembering which `.env` line each dotenv value came from."""
+
+    def __init__(self, dotenv: Mapping[str, tuple[str, str]], environ: Mapping[str, str]):
+        super().__init__({k: v for k, (v, _) in dotenv.items()} | dict(environ))
+        self.origins = {k: where for k, (_, where) in dotenv.items() if k not in environ}
+
+    def origin(self, name: str) -> str:
+        return self.origins.get(name, "the environment")
+
+
+def read_dotenv(path: Path) -> dict[str, tuple[str, str]]:
+    """NAME → (value, "<path> line N"); `export NAME=value` and a trailing ` # comment` are
+    read as a shell would; any other line that is not NAME=value is a SettingsError."""
+    values: dict[str, tuple[str, str]] = {}
     if not path.is_file():
         return values
-    for line in path.read_text("utf-8").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
+    for number, raw in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
             continue
-        key, _, value = line.partition("=")
-        values[key.strip()] = value.strip().strip("'\"")
+        where = f"{path} line {number}"
+        key, equals, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or not DOTENV_NAME.match(key):
+            raise SettingsError(f"{where}: expected NAME=value, got {raw.strip()!r}")
+        if value[:1] in ("'", '"') and value[1:].find(value[0]) >= 0:
+            value = value[1 : 1 + value[1:].find(value[0])]
+        else:
+            value = value.split(" #", 1)[0].strip().strip("'\"")
+        values[key] = (value, where)
     return values
 
 
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+def _int(env: Source, name: str, default: int, low: int, high: int) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
-    if not low <= value <= high:
-        raise SettingsError(f"{name} must be between {low} and {high}, got {value}")
+    value = int(raw) if raw.strip().lstrip("+-").isdigit() else None
+    if value is None or not low <= value <= high:
+        raise SettingsError(
+            f"{name} must be a whole number from {low} to {high}, got {raw!r}"
+            f" (from {env.origin(name)}); fix it or unset it for the default {default}"
+        )
     return value
 
 
 def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = None) -> Settings:
     """Environment wins over `.env`; unset or empty values take the defaults."""
-    source = {**_read_dotenv(dotenv or Path(".env")), **(os.environ if env is None else env)}
+    source = Source(read_dotenv(dotenv or Path(".env")), os.environ if env is None else env)
 
     def text(name: str) -> str | None:
         value = source.get(name, "").strip()
