@@ -271,13 +271,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
     from backend.server.graph_service import GraphReader
     from backend.server.settings import load_settings
-    from backend.server.stores import build_stores
+    from backend.server.stores import read_graph
 
     settings = load_settings()
     data_dir = existing_data_dir(settings.data_dir)
 
-    async def stats():
-        return (await GraphReader(build_stores(data_dir).graph).snapshot()).stats
+    async def stats():  # reads only: a torn or corrupt tail stays for `verify` to report
+        return (await GraphReader(read_graph(data_dir)).snapshot()).stats
 
     s = anyio.run(stats)
     print(f"nodes {s.nodes}  edges {s.edges}  events {s.events}  sessions {s.sessions}")

@@ -16,7 +16,7 @@ from backend.store.jsonl_graph_store import JsonlGraphStore
 from backend.store.jsonl_trace_store import JsonlTraceStore
 from backend.store.verify import verify_data_dir
 
-__all__ = ["AlreadyExists", "DiskError", "Stores", "build_stores", "verify"]
+__all__ = ["AlreadyExists", "DiskError", "Stores", "build_stores", "read_graph", "verify"]
 
 FAULT_CRASH_ENV = "LH_FAULT_CRASH_AT"
 """TEST-ONLY: `op[@path-fragment]:n` makes the process exit abruptly at that file operation
@@ -44,6 +44,12 @@ def build_stores(data_dir: Path, *, fs: FileOps | None = None) -> Stores:
         jobs=JsonJobStore(data_dir, fs),
         traces=JsonlTraceStore(data_dir, fs),
     )
+
+
+def read_graph(data_dir: Path) -> GraphStore:
+    """The graph ledgers under `data_dir` for reading only: nothing on disk changes (a torn
+    tail is left for `harness verify` to report and the server to repair)."""
+    return JsonlGraphStore(Path(data_dir), _default_fileops(), read_only=True)
 
 
 def _default_fileops() -> FileOps:

@@ -14,7 +14,7 @@ from backend.core.errors import CorruptRecord, StorageError
 from backend.core.ports import LedgerBatch, LedgerCursor
 from backend.store.errors import storage_error
 from backend.store.fileops import FileOps, OsFileOps
-from backend.store.jsonl import append_once, decode_lines, repair_tail, rollback
+from backend.store.jsonl import append_once, decode_lines, repair_tail, rollback, sound_size
 from shared_contracts.graph import (
     AuditLine,
     EdgeLine,
@@ -37,20 +37,25 @@ LEDGERS = tuple(LEDGER_TYPES)
 
 class JsonlGraphStore:
     """The graph ledgers. Opening repairs torn tails; `append` writes each ledger with one
-    `write` + fsync, `sessions` last, and on failure cuts every ledger back (best effort)."""
+    `write` + fsync, `sessions` last, and on failure cuts every ledger back (best effort).
 
-    def __init__(self, root: Path, fs: FileOps | None = None) -> None:
+    `read_only` (the CLI's readers): nothing on disk changes, not even a torn tail; reads
+    stop before it and `append` refuses."""
+
+    def __init__(self, root: Path, fs: FileOps | None = None, *, read_only: bool = False) -> None:
         self._fs = fs or OsFileOps()
         self._dir = os.path.join(root, "graph")
         self._encoder = msgspec.json.Encoder()
         self._decoders = {name: msgspec.json.Decoder(t) for name, t in LEDGER_TYPES.items()}
         self._lock = anyio.Lock()
-        try:
-            self._fs.makedirs(self._dir)
-        except OSError as exc:
-            raise storage_error(exc, "open", self._dir) from exc
+        self._read_only = read_only
+        if not read_only:
+            try:
+                self._fs.makedirs(self._dir)
+            except OSError as exc:
+                raise storage_error(exc, "open", self._dir) from exc
         self._stale = False  # set when a failed append could not be rolled back cleanly
-        self._sizes = self._repair_all()
+        self._sizes = self._sound_sizes() if read_only else self._repair_all()
         self._exists = {name: self._sizes[name] > 0 or self._present(name) for name in LEDGERS}
 
     def path(self, ledger: str) -> str:
@@ -69,9 +74,20 @@ class JsonlGraphStore:
         """Append every ledger's lines (sessions last); `StorageError` if the disk refuses."""
         if batch.is_empty():
             return
+        if self._read_only:
+            raise StorageError(f"{self._dir} is open read-only")
         buffers = self._encode(batch)
         async with self._lock:
             await anyio.to_thread.run_sync(self._append_sync, buffers)
+
+    def _sound_sizes(self) -> dict[str, int]:
+        try:
+            return {
+                name: sound_size(self._fs, self.path(name), self._decoders[name])[1]
+                for name in LEDGERS
+            }
+        except OSError as exc:
+            raise storage_error(exc, "read", self._dir) from exc
 
     def _repair_all(self) -> dict[str, int]:
         return {

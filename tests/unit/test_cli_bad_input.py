@@ -138,3 +138,12 @@ def test_help_lists_the_settings_and_the_replay_forms(capsys):
         main(["replay", "--help"])
     replay = capsys.readouterr().out
     assert "--from-turn N --model M" in replay and "harness replay diff A B" in replay
+
+
+def test_graph_only_reads_a_ledger_with_a_torn_tail(lesson, capsys):
+    ledger = lesson / "graph" / "propositions.jsonl"
+    on_disk = ledger.read_bytes() + b'{"id": "node-9999", "statem'
+    ledger.write_bytes(on_disk)
+    assert main(["graph"]) == 0
+    assert "nodes " in capsys.readouterr().out
+    assert ledger.read_bytes() == on_disk  # `verify` still finds the torn tail to report

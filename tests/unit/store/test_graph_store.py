@@ -250,3 +250,23 @@ async def test_when_rollback_also_fails_the_store_rereads_the_disk(tmp_path, cap
     # Whole lines that could not be cut away are kept (at-least-once); reads stay aligned.
     assert await read_all(store) == await read_all(JsonlGraphStore(tmp_path))
     assert (await read_all(store)).propositions[-1] == prop(5)
+
+
+async def test_read_only_leaves_a_torn_tail_on_disk_reads_before_it_and_refuses_appends(
+    tmp_path,
+):
+    items = [prop(i) for i in range(3)]
+    path = tmp_path / "graph" / "propositions.jsonl"
+    JsonlGraphStore(tmp_path)  # creates the directory
+    on_disk = b"".join(line(x) for x in items) + line(prop(9))[:20]
+    path.write_bytes(on_disk)
+    store = JsonlGraphStore(tmp_path, read_only=True)
+    assert (await read_all(store)).propositions == items
+    with pytest.raises(StorageError, match="read-only"):
+        await store.append(LedgerBatch(propositions=[prop(4)]))
+    assert path.read_bytes() == on_disk  # what verify reports is still there to see
+
+
+def test_read_only_on_a_missing_graph_creates_nothing(tmp_path):
+    JsonlGraphStore(tmp_path / "data", read_only=True)
+    assert not (tmp_path / "data").exists()
