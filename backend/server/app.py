@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from litestar import Litestar
+from litestar.logging.config import LoggingConfig
 
 from backend.server.errors import EXCEPTION_HANDLERS
 from backend.server.openapi import openapi_config
@@ -35,6 +36,12 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Litestar:
         guards=[auth_guard],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         openapi_config=openapi_config(),
+        # Litestar would replace the root logger's handler with its own format: its logger
+        # propagates to whatever the process configured (`harness` sets one format).
+        logging_config=LoggingConfig(
+            configure_root_logger=False,
+            loggers={"litestar": {"level": "INFO", "propagate": True, "handlers": []}},
+        ),
         debug=False,
     )
     app.state.settings = settings
