@@ -6,7 +6,8 @@ on a temp data dir against a chat's trace:
   from the recording is a divergence (the turn ends as on a model error);
 - clock and id values come from the trace, by unit and ordinal;
 - the recorded learner frames go through the WebSocket dispatcher in order, each socket's
-  (unit `learner:<n>`; older traces: one `learner` unit) on its own;
+  (unit `learner:<n>`; older traces: one `learner` unit) on its own; a session-end request
+  (`POST .../extract`, unit `end:<n>`) is re-issued through `Services.end_session`;
 - jobs and extraction runs are re-run (offline agents are deterministic; model-backed ones
   answer from the cassette; a job call its job's timeout cut times out at that cut, under
   the recorded `job_timeout_s`), and every sync point — turn and step starts, each unit's
@@ -66,6 +67,7 @@ from backend.server.tracing import (
     Tracer,
     read_expanded,
 )
+from backend.server.tracing_core import is_session_end
 from backend.server.ws import _dispatch
 from shared_contracts.chat import UNTITLED, ChatRecord, ForkOrigin
 from shared_contracts.trace import (
@@ -259,7 +261,11 @@ async def _feed_unit(
         # what it had yielded then.
         if cut is not None and not await _wait(cassette, cassette.reached(cut), stall_s):
             return
-        await _dispatch(services, connection, event.frame, unit)
+        if is_session_end(unit):
+            # The session-end flush, an HTTP request: re-issued as the route issues it.
+            await services.end_session(connection.chat_id, unit)
+        else:
+            await _dispatch(services, connection, event.frame, unit)
 
 
 async def _release_when_stalled(cassette: Cassette, stall_s: float) -> None:

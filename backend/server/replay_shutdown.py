@@ -24,7 +24,13 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from backend.server.tracing_core import is_abort, is_sync, is_turn_unit, turn_of
+from backend.server.tracing_core import (
+    is_abort,
+    is_session_end,
+    is_sync,
+    is_turn_unit,
+    turn_of,
+)
 from backend.server.tracing_roles import SHUTDOWN_KEY, SHUTDOWN_RECORDED
 from shared_contracts.trace import (
     AnyTraceEvent,
@@ -124,7 +130,9 @@ def _claimed(events: Sequence[AnyTraceEvent], begun: int) -> int:
         if event.seq >= begun:
             break
         if isinstance(event, CheckpointEvent) or (
-            isinstance(event, InboundFrameEvent) and not is_abort(event.frame)
+            isinstance(event, InboundFrameEvent)
+            and not is_abort(event.frame)
+            and not is_session_end(event.scope)  # the flush claims no turn
         ):
             claimed = event.seq
     return claimed

@@ -85,7 +85,7 @@ async def extract_chat(request: Request, chat_id: PathId) -> ExtractAccepted:
     services = _services(request)
     chat_id = require_id(chat_id, "chat id")
     await services.stores.chats.get(chat_id)  # 404 for an unknown chat
-    return await services.extraction.flush(chat_id)
+    return await services.end_session(chat_id)  # recorded, so a replay runs it too
 
 
 @get("/api/graph")

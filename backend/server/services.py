@@ -35,6 +35,7 @@ from backend.server.tracing import NO_TRACE, Tracer, TracingPipeline, traced_rol
 from backend.server.turn_service import TurnSeams
 from shared_contracts.chat import ToolPart
 from shared_contracts.frames import Answer, ErrorFrame, GraphUpdated, JobFrame, UserMessage
+from shared_contracts.http import ExtractAccepted
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 
 log = logging.getLogger("harness.server")
@@ -121,6 +122,16 @@ class Services:
         if job.status in TERMINAL_JOB_STATUSES:
             await self.deliver_jobs(job.chat_id)
         await self.tracer.flush(job.chat_id)
+
+    # -- the session end -------------------------------------------------------------
+
+    async def end_session(self, chat_id: str, unit: str = "") -> ExtractAccepted:
+        """The session-end flush of an existing chat (`POST /api/chats/{id}/extract`): the
+        extraction trigger now, through its single-flight. Recorded as the learner's
+        `end_session` action of its own trace unit (`end:<n>`; a replay passes the recorded
+        one), so a replay runs the flush, and the run it starts, where the recording did."""
+        async with self.tracer.session_end(chat_id, unit):
+            return await self.extraction.flush(chat_id)
 
     async def on_merged(self, chat_id: str, report: ExtractionReport) -> None:
         snapshot = await self.graph.snapshot()

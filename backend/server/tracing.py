@@ -43,6 +43,7 @@ from anyio.lowlevel import checkpoint_if_cancelled
 from backend.core.ports import ChatModel, ChatStore, Clock, GraphStore, IdGen
 from backend.server.tracing_core import (
     CANONICAL,
+    END_SESSION,
     LEDGERS,
     MAX_INTERNED_CHATS,
     SCOPE_VAR,
@@ -55,6 +56,7 @@ from backend.server.tracing_core import (
     contained,
     current_scope,
     digest,
+    is_session_end,
     is_sync,
     is_turn_unit,
     log,
@@ -153,6 +155,7 @@ class Tracer(TraceHooks):
         self._cuts: dict[tuple[str, str], int] = {}
         self._sockets: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
         self._socket_counts: dict[str, int] = {}
+        self._end_counts: dict[str, int] = {}
 
     @classmethod
     def recording(cls, stores: Any, settings: Any, **kwargs: Any) -> Tracer:
@@ -200,6 +203,32 @@ class Tracer(TraceHooks):
             self._socket_counts[chat_id] = n + 1
             unit = self._sockets[socket] = f"learner:{n}"
         return unit
+
+    @asynccontextmanager
+    async def session_end(self, chat_id: str, unit: str = "") -> AsyncIterator[None]:
+        """Around the session-end request (the extraction flush, an HTTP request): it is
+        recorded as the learner frame `END_SESSION` of its own unit — `unit` (a replay names
+        the recorded one) or the chat's next `end:<n>` — and what it reads inside is that
+        unit's sync points, so a replay re-issues it where it was recorded. The calling
+        task's unit is restored on exit (a task it starts inside keeps the request's)."""
+        if not self.enabled:
+            yield
+            return
+        if not unit:
+            n = self._end_counts.get(chat_id, 0)
+            self._end_counts[chat_id] = n + 1
+            unit = f"end:{n}"
+        token = SCOPE_VAR.set(None)
+        # While the request runs its unit holds a counter: `sweep` keeps the chat's entries
+        # (its numbering), so no later request is named as this one.
+        self._counters[(chat_id, unit, "request")] = 1
+        try:
+            await self.inbound(chat_id, END_SESSION, unit)
+            yield
+        finally:
+            SCOPE_VAR.reset(token)
+            self._counters.pop((chat_id, unit, "request"), None)
+            self.unit_done(chat_id, unit)
 
     def counters(self) -> int:
         """How many counters are kept (a recording's stay bounded by its running units)."""
@@ -325,7 +354,8 @@ class Tracer(TraceHooks):
         mid-way (none numbering calls or steps), nothing queued once its events are written,
         no write or state access in flight. Returns how many chats were forgotten. A chat
         that comes back starts afresh: its next write reads its trace for the next seq, its
-        next socket is `learner:0` again (every earlier one has closed: they never overlap).
+        next socket is `learner:0` again (every earlier one has closed: they never overlap),
+        its next session-end request `end:0` (none was in flight: each holds a counter).
         A replay keeps everything (it is short-lived and counts what it emits)."""
         if not self.enabled or self.player is not None:
             return 0
@@ -339,6 +369,7 @@ class Tracer(TraceHooks):
             self._locks.keys()
             | self._state_locks.keys()
             | self._socket_counts.keys()
+            | self._end_counts.keys()
             | self._buffers.keys()
             | self._next_seq.keys()
             | set(self._transcripts.chat_ids())
@@ -371,7 +402,8 @@ class Tracer(TraceHooks):
             return False
         if any(slot[0] == chat_id for slot in self._counters):
             return False
-        for table in (self._locks, self._state_locks, self._socket_counts, self._next_seq):
+        tables = (self._locks, self._state_locks, self._socket_counts, self._end_counts)
+        for table in (*tables, self._next_seq):
             table.pop(chat_id, None)
         self._buffers.pop(chat_id, None)
         self._interners.pop(chat_id, None)
@@ -384,6 +416,7 @@ class Tracer(TraceHooks):
             self._locks,
             self._state_locks,
             self._socket_counts,
+            self._end_counts,
             self._next_seq,
             self._interners,
             self._buffers,
@@ -674,10 +707,11 @@ def _of_unit(key: str, unit: str, child: str) -> bool:
 
 
 def _opens_trace(event: object) -> bool:
-    """A learner frame or a turn's start: what a chat's trace begins with."""
+    """A learner frame or a turn's start: what a chat's trace begins with (not the
+    session-end request: ending an unused chat leaves it without a trace)."""
     if isinstance(event, MarkEvent):
         return event.mark == "turn_started"
-    return isinstance(event, InboundFrameEvent)
+    return isinstance(event, InboundFrameEvent) and not is_session_end(event.scope)
 
 
 NO_TRACE = Tracer()

@@ -81,6 +81,16 @@ def is_abort(frame: str) -> bool:
     return isinstance(data, dict) and data.get("type") == "abort"
 
 
+END_SESSION = '{"type":"end_session"}'
+"""The recorded form of the session-end request (`POST /api/chats/{id}/extract`): an HTTP
+request, not a socket frame, recorded as the learner's action of its own unit `end:<n>`."""
+
+
+def is_session_end(unit: str) -> bool:
+    """Whether `unit` is a session-end request's (`end:<n>`; not a helper task of one)."""
+    return unit.startswith("end:") and "~" not in unit
+
+
 def contained(hook):
     """A recording hook never breaks the lesson: a failure is logged, never raised."""
 

@@ -39,7 +39,8 @@ from shared_contracts.trace_blobs import expand_blobs
 from tests.fakes import FixedClock, SequentialIds
 
 Step = tuple[str, str]
-"""("say", text) | ("answer", "right" | "wrong" | free text)."""
+"""("say", text) | ("answer", "right" | "wrong" | free text) | ("end", "") (the classroom's
+End session: `POST /api/chats/{id}/extract`, the extraction flush)."""
 
 RIGHT: Step = ("answer", "right")
 GOLDENS: dict[str, tuple[int, list[Step]]] = {
@@ -69,6 +70,11 @@ GOLDENS: dict[str, tuple[int, list[Step]]] = {
         2,
         [("say", "fractions please"), RIGHT, ("answer", "more pictures"), RIGHT, RIGHT],
     ),
+    # every_n above its answers: only the End session flush folds the lesson into the graph
+    "lesson_end_session": (
+        5,
+        [("say", "teach me fractions"), RIGHT, ("answer", "pizzas"), RIGHT, RIGHT, ("end", "")],
+    ),
 }
 
 
@@ -95,6 +101,12 @@ def learner_frame(record, choice: str) -> str:
             answer = spec.accepted[0] if right else "no idea at all"
     frame = {"type": "answer", "tool_call_id": pending.tool_call_id, "answer": answer}
     return msgspec.json.encode(frame).decode()
+
+
+async def end_session(services: Services, chat_id: str) -> None:
+    """What `POST /api/chats/{id}/extract` does, in a task of its own as a request is."""
+    async with anyio.create_task_group() as request:
+        request.start_soon(services.end_session, chat_id)
 
 
 async def settle(services: Services, chat_id: str) -> None:
@@ -139,6 +151,9 @@ async def record_session(
         connection = Connection(record.id)
         for kind, text in steps:
             await settle(services, record.id)
+            if kind == "end":
+                await end_session(services, record.id)
+                continue
             if kind == "say":
                 frame = msgspec.json.encode({"type": "user_message", "text": text}).decode()
             else:

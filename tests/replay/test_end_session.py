@@ -1,0 +1,84 @@
+"""A session ended with "End session" (`POST /api/chats/{id}/extract`, the extraction
+flush) replays identically: the request is recorded as the learner's `end_session` action
+of its own unit (`end:<n>`), and the replay re-issues it at its recorded turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from backend.agent.offline.tutor import OfflineTutor
+from backend.server.replay import run_replay
+from backend.server.stores import build_stores
+from shared_contracts.trace import ExtractionEvent, InboundFrameEvent
+from tests.golden.record import RIGHT, record_session
+from tests.replay.test_replay_flows import until_finished
+from tests.server.conftest import make_client
+
+END = ("end", "")
+
+
+def _extractions(events) -> list[ExtractionEvent]:
+    return [e for e in events if isinstance(e, ExtractionEvent)]
+
+
+def _ends(events) -> list[InboundFrameEvent]:
+    return [e for e in events if isinstance(e, InboundFrameEvent) and e.scope.startswith("end:")]
+
+
+async def test_a_session_ended_by_the_flush_replays_identically(tmp_path: Path):
+    data = tmp_path / "data"
+    # one graded answer: below every_n=3, so only the flush folds it into the graph
+    chat = await record_session(data, [("say", "teach me fractions"), RIGHT, END])
+    recorded = await build_stores(data).traces.read(chat)
+    (end,) = _ends(recorded)
+    assert end.scope == "end:0" and msgspec.json.decode(end.frame) == {"type": "end_session"}
+    (run,) = _extractions(recorded)
+    assert run.seq > end.seq and run.graph_hash_after
+    result = await run_replay(build_stores(data), chat, tmp_path / "replay")
+    assert result.ok, result.divergence.render()  # type: ignore[union-attr]
+    assert len(_extractions(result.events)) == 1
+
+
+async def test_two_flushes_and_more_lesson_after_them_replay_identically(tmp_path: Path):
+    """The learner ends, comes back, answers again and ends again: each request is its own
+    unit; the second flush finds nothing new the first time round."""
+    data = tmp_path / "data"
+    steps = [("say", "photosynthesis please"), RIGHT, END, END, ("say", "what next?"), END]
+    chat = await record_session(data, steps)
+    recorded = await build_stores(data).traces.read(chat)
+    assert [e.scope for e in _ends(recorded)] == ["end:0", "end:1", "end:2"]
+    result = await run_replay(build_stores(data), chat, tmp_path / "replay")
+    assert result.ok, result.divergence.render()  # type: ignore[union-attr]
+
+
+def test_the_http_route_records_the_flush_and_it_replays(tmp_path: Path):
+    """Through the real app: a lesson over the WebSocket, then the classroom's End session."""
+    client = make_client(tmp_path, OfflineTutor())
+    with client:
+        chat = client.post("/api/chats").json()["id"]
+        with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
+            ws.receive_text(timeout=5)
+            ws.send_text('{"type": "user_message", "text": "teach me photosynthesis"}')
+            until_finished(ws)
+            question = client.get(f"/api/chats/{chat}").json()["pending_question"]
+            option = question["question"]["options"][0]["id"]
+            frame = {"type": "answer", "tool_call_id": question["tool_call_id"], "answer": option}
+            ws.send_text(msgspec.json.encode(frame).decode())
+            until_finished(ws)
+            accepted = client.post(f"/api/chats/{chat}/extract")
+            assert accepted.status_code == 202 and accepted.json()["started"] is True
+            for _ in range(500):  # the run is in the background: until it is recorded
+                events = anyio.run(build_stores(tmp_path / "data").traces.read, chat)
+                if _extractions(events):
+                    break
+                anyio.run(anyio.sleep, 0.01)
+        assert client.post("/api/chats/nope/extract").status_code == 404
+    stores = build_stores(tmp_path / "data")
+    result = anyio.run(lambda: run_replay(stores, chat, tmp_path / "replay"))
+    assert result.ok, result.divergence.render()  # type: ignore[union-attr]
+    recorded = anyio.run(stores.traces.read, chat)
+    assert [e.scope for e in _ends(recorded)] == ["end:0"] and _extractions(recorded)
+    assert not _ends(anyio.run(stores.traces.read, "nope"))
