@@ -8,8 +8,10 @@ JSON, unknown tools, plans, quizzes, background jobs); model-backed sub-agents w
 succeed, fail (provider error, malformed answer twice) or time out (`job_timeout_s` small,
 a slow stream); extraction runs (`every_n_quiz_answers` small); aborts at random moments;
 two sockets on one chat (frames sent at once); learner actions sent before the last one
-settled (a job's result is then delivered into a later turn); bad frames; and a server
-shut down mid-turn.
+settled (a job's result is then delivered into a later turn); bad frames; the classroom's
+End session (the extraction flush, `POST .../extract`), mid-lesson or as the session's
+last act (drawn from a generator of its own, so the other draws of a seed stay as they
+were); and a server shut down mid-turn.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from shared_contracts.model_io import (
     TextChunk,
     ToolCallChunk,
 )
-from tests.golden.record import learner_frame, recorded_services, settle
+from tests.golden.record import end_session, learner_frame, recorded_services, settle
 
 JOB_TIMEOUT_S = 0.05
 SLOW_S = 0.25
@@ -193,6 +195,7 @@ async def record_random_session(data_dir: Path, seed: int) -> Recorded:
     out = Recorded(seed=seed, chat_id="", job_fates=fates)
     out.features.add("scripted" if scripted else "offline")
     stop_mid_turn = rng.random() < 0.15
+    ends = random.Random(seed * 131 + 3)  # End session draws: the seed's others unchanged
     async with anyio.create_task_group() as beside:
         with anyio.CancelScope() as server:
             async with recorded_services(
@@ -203,6 +206,9 @@ async def record_random_session(data_dir: Path, seed: int) -> Recorded:
                 a, b = Connection(record.id), Connection(record.id)
                 for _ in range(rng.randint(4, 10)):
                     await _act(services, stores, rng, a, b, out)
+                    if ends.random() < 0.1:  # mid-lesson, a turn or run maybe under way
+                        out.features.add("end_session")
+                        await end_session(services, record.id)
                     if rng.random() < 0.7:
                         await settle(services, record.id)
                     else:
@@ -215,6 +221,9 @@ async def record_random_session(data_dir: Path, seed: int) -> Recorded:
                     await anyio.sleep(rng.uniform(0, 0.01))
                     server.cancel()
                     await anyio.sleep_forever()
+                if ends.random() < 0.3:  # the learner ends the session
+                    out.features.add("end_session")
+                    await end_session(services, record.id)
                 await settle(services, record.id)
                 await tracer.flush(record.id)
         beside.cancel_scope.cancel()

@@ -2,7 +2,8 @@
 replays identically"), and the divergence classes the generator found stay fixed: a job
 that timed out, a model call whose caller stopped at its final message, a chat write that
 failed, a shutdown while jobs ran beside the turn (a job queued, one saving its state, a
-turn cut right after a sync point). `make soak` runs the long loop (120 sessions, ~1 min)."""
+turn cut right after a sync point); sessions ended with End session (the flush).
+`make soak` runs the long loop (120 sessions, ~1 min)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def _run(seeds) -> tuple[Counter, Counter, list[str], list[str]]:
 def test_generated_sessions_replay_identically():
     features, classes, diverged, stopped = _run(FAST_SEEDS)
     assert not diverged + stopped, f"{dict(classes)}\nfirst: {(diverged + stopped)[0]}"
-    for wanted in ("scripted", "offline", "abort", "answer", "two_sockets_at_once"):
+    wanted_all = ("scripted", "offline", "abort", "answer", "two_sockets_at_once", "end_session")
+    for wanted in wanted_all:
         assert features[wanted], (wanted, features)
     assert features["shutdown"] and features["job_slow"] and features["job_error"], features
 
@@ -103,6 +105,7 @@ def test_a_hundred_and_twenty_generated_sessions_replay_identically():
     assert not stopped, f"{len(stopped)} shut down and diverged\nfirst: {stopped[0]}"
     assert features["shutdown"] >= 5 and features["job_slow"] >= 10, features
     assert features["scripted"] >= 20 and features["two_sockets_at_once"] >= 20, features
+    assert features["end_session"] >= 20, features
 
 
 # -- the classes found, each pinned by a deterministic session --------------------------
