@@ -15,6 +15,7 @@ from shared_contracts.jobs import DemoPage, Job, ResearchNote, Visual
 from shared_contracts.plan import PlanTree
 from shared_contracts.tools import GradedOutput, JobOutput, ReplyOutput
 from ui.chart_svg import chart_svg
+from ui.graph_view import plain_math
 from ui.room import Room
 
 CSP_META = (
@@ -22,6 +23,11 @@ CSP_META = (
     "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">"
 )
 """Prefixed to every demo page: the sandboxed frame may run scripts but reach nothing."""
+DEMO_FOCUS_STYLE = (
+    "<style>:focus-visible{outline:3px solid #3e63dd !important;outline-offset:2px}</style>"
+)
+"""Also prefixed: a keyboard user sees which of the demo's controls has focus (no CSS of
+the page around a frame can show focus inside it, and a generated page may draw none)."""
 
 PLAN_TOOLS = frozenset({"plan_init", "plan_add", "plan_update", "plan_mark_done"})
 JOB_LABELS = {"research": "Research note", "demo": "Interactive demo", "visual": "Diagram"}
@@ -77,6 +83,8 @@ class PlanRow:
 class OptionView:
     id: str = ""
     text: str = ""
+    label: str = ""
+    """`text` as plain words for a screen reader (a radio card's name; KaTeX gives none)."""
 
 
 def answer_text(answer: Any) -> str:
@@ -113,7 +121,7 @@ def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
         item.title, item.body, item.caveat = result.title, result.body, result.caveat
         item.sources = [SourceLink(title=s.title, url=s.url) for s in result.sources]
     elif isinstance(result, DemoPage):
-        item.title, item.demo_doc = result.title, CSP_META + result.html
+        item.title, item.demo_doc = result.title, CSP_META + DEMO_FOCUS_STYLE + result.html
     elif isinstance(result, Visual):
         item.title, item.caption = result.title, result.caption
         if result.svg:
@@ -242,7 +250,10 @@ def dock(room: Room) -> dict[str, Any]:
         "q_kind": pending.question.kind if pending else "",
         "q_prompt": pending.question.prompt if pending else "",
         "q_unit": pending.question.unit if pending else "",
-        "q_options": [OptionView(id=o.id, text=o.text) for o in pending.question.options]
+        "q_options": [
+            OptionView(id=o.id, text=o.text, label=plain_math(o.text))
+            for o in pending.question.options
+        ]
         if pending
         else [],
         "q_checking": bool(pending and room.submitted == pending.tool_call_id),

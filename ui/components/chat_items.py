@@ -108,7 +108,7 @@ def _job(item: ChatItem) -> rx.Component:
                     referrer_policy="no-referrer",
                     title=item.title,
                     width="100%",
-                    height="360",
+                    height="360px",
                     style={"border": "1px solid var(--gray-6)", "borderRadius": "8px"},
                 ),
             ),

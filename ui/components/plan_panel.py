@@ -31,17 +31,21 @@ def _row(row: PlanRow) -> rx.Component:
         align="start",
         class_name=rx.cond(row.done, "lh-plan-row lh-plan-done", "lh-plan-row"),
         data_status=row.status,
+        role="listitem",
+        aria_current=rx.cond(row.current, "step", "false"),
     )
 
 
 def plan_panel(goal: rx.Var[str], rows: rx.Var[list[PlanRow]]) -> rx.Component:
     return rx.vstack(
-        rx.heading("Plan", size="3"),
+        rx.heading("Plan", size="3", as_="h2"),
         rx.cond(
             rows.length() > 0,
             rx.vstack(
                 rx.text(goal, size="2", color_scheme="gray"),
-                rx.foreach(rows, _row),
+                rx.vstack(
+                    rx.foreach(rows, _row), spacing="1", width="100%", role="list", id="plan-rows"
+                ),
                 spacing="1",
                 width="100%",
             ),
