@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.components.radix.themes.components.radio_cards import RadioCardsRoot
+from reflex.event import key_event
 
 from ui.components.chat_items import chat_item, verdict_line
 from ui.components.plan_panel import plan_panel
 from ui.components.safe_markdown import safe_markdown
 from ui.render import OptionView
-from ui.state.room_state import FOLLOW_ID, RoomState
+from ui.state.room_state import (
+    ANSWER_CHOICES_ID,
+    ANSWER_INPUT_ID,
+    COMPOSER_ID,
+    FOLLOW_ID,
+    RoomState,
+)
 
 S = RoomState
 
@@ -111,8 +119,31 @@ def error_alert() -> rx.Component:
     )
 
 
+class OptionCards(RadioCardsRoot):
+    """Radix radio cards that report keys too (Reflex gives the root no key trigger)."""
+
+    on_key_down: rx.EventHandler[key_event]
+
+
 def _option(option: OptionView) -> rx.Component:
-    return rx.radio_cards.item(safe_markdown(option.text), value=option.id)
+    picked = S.choice == option.id
+    return rx.radio_cards.item(
+        rx.hstack(
+            # The pick is shown by a mark, not only by the card's accent border.
+            rx.cond(picked, rx.icon("circle-check", size=20), rx.icon("circle", size=20)),
+            safe_markdown(option.text),
+            align="center",
+            spacing="3",
+            width="100%",
+        ),
+        value=option.id,
+        # KaTeX gives a card no accessible name; the option's plain text is it.
+        aria_label=option.label,
+        justify_content="start",
+        # Options are read at a glance: larger than body text, so inline fractions are too.
+        style={"& .lh-markdown p": {"font_size": "var(--font-size-5)"}},
+        class_name="lh-option",
+    )
 
 
 def _chip(option: OptionView) -> rx.Component:
@@ -121,7 +152,7 @@ def _chip(option: OptionView) -> rx.Component:
         type="button",
         variant="soft",
         radius="full",
-        size="1",
+        size="2",
         on_click=S.use_suggestion(option.text),
     )
 
@@ -131,13 +162,18 @@ def answer_control() -> rx.Component:
         S.q_kind,
         (
             "multiple_choice",
-            rx.radio_cards.root(
+            OptionCards.create(
                 rx.foreach(S.q_options, _option),
                 value=S.choice,
                 on_value_change=S.pick_choice,
                 columns=rx.breakpoints(initial="1", sm="2"),
                 width="100%",
-                id="answer-choices",
+                id=ANSWER_CHOICES_ID,
+                aria_labelledby="question-prompt",
+                # The dock takes focus when a question opens, as the text kinds' fields do
+                # with autofocus: the group hands it to its picked or first card.
+                on_mount=rx.set_focus(ANSWER_CHOICES_ID),
+                on_key_down=S.choices_key,
             ),
         ),
         (
@@ -149,7 +185,8 @@ def answer_control() -> rx.Component:
                     placeholder="a number, e.g. 0.5 or 1/2",
                     input_mode="decimal",
                     auto_focus=True,
-                    id="answer-input",
+                    id=ANSWER_INPUT_ID,
+                    aria_labelledby="question-prompt",
                     name="answer",
                     size="3",
                     width="100%",
@@ -162,13 +199,20 @@ def answer_control() -> rx.Component:
         (
             "ask_user",
             rx.vstack(
-                rx.hstack(rx.foreach(S.q_options, _chip), wrap="wrap", spacing="2"),
+                rx.hstack(
+                    rx.foreach(S.q_options, _chip),
+                    wrap="wrap",
+                    spacing="2",
+                    role="group",
+                    aria_label="Suggested answers",
+                ),
                 rx.input(
                     value=S.answer_text,
                     on_change=S.set_answer_text,
                     placeholder="Your answer",
                     auto_focus=True,
-                    id="answer-input",
+                    id=ANSWER_INPUT_ID,
+                    aria_labelledby="question-prompt",
                     name="answer",
                     size="3",
                     width="100%",
@@ -181,7 +225,8 @@ def answer_control() -> rx.Component:
             on_change=S.set_answer_text,
             placeholder="Your answer",
             auto_focus=True,
-            id="answer-input",
+            id=ANSWER_INPUT_ID,
+            aria_labelledby="question-prompt",
             name="answer",
             size="3",
             width="100%",
@@ -191,7 +236,7 @@ def answer_control() -> rx.Component:
 
 def confidence_control() -> rx.Component:
     return rx.hstack(
-        rx.text("How sure are you?", size="2"),
+        rx.text("How sure are you?", size="2", id="confidence-label"),
         rx.segmented_control.root(
             rx.segmented_control.item("Not said", value="unsaid"),
             rx.segmented_control.item("Guessing", value="25"),
@@ -200,6 +245,7 @@ def confidence_control() -> rx.Component:
             value=rx.cond(S.confidence == "", "unsaid", S.confidence),
             on_change=S.set_confidence,
             size="1",
+            aria_labelledby="confidence-label",
         ),
         align="center",
         wrap="wrap",
@@ -207,14 +253,20 @@ def confidence_control() -> rx.Component:
 
 
 def verdict_card() -> rx.Component:
-    return rx.cond(
-        S.v_visible,
-        rx.card(
-            verdict_line(S.v_correct, S.v_expected, S.v_feedback),
-            width="100%",
-            id="verdict",
-            role="status",
+    """In a status region that is always there: a live region announces what changes inside
+    it, not a region that arrives already filled (the first verdict was not read out)."""
+    return rx.box(
+        rx.cond(
+            S.v_visible,
+            rx.card(
+                verdict_line(S.v_correct, S.v_expected, S.v_feedback),
+                width="100%",
+                id="verdict",
+            ),
         ),
+        role="status",
+        id="verdict-live",
+        width="100%",
     )
 
 
@@ -229,13 +281,22 @@ def question_dock() -> rx.Component:
                         size="1",
                         weight="bold",
                         color_scheme="gray",
+                        id="dock-title",
                     ),
-                    rx.box(safe_markdown(S.q_prompt), id="question-prompt", font_size="1.15em"),
+                    rx.box(
+                        safe_markdown(S.q_prompt),
+                        id="question-prompt",
+                        font_size="1.15em",
+                        # Inline fractions set in text style are tiny at body size.
+                        style={"& .katex": {"font_size": "1.4em"}},
+                    ),
                     answer_control(),
                     rx.cond(S.q_kind != "ask_user", confidence_control()),
                     rx.cond(
                         S.dock_hint != "",
-                        rx.text(S.dock_hint, color_scheme="red", size="2", id="dock-hint"),
+                        rx.text(
+                            S.dock_hint, color_scheme="red", size="2", id="dock-hint", role="alert"
+                        ),
                     ),
                     rx.hstack(
                         rx.button(
@@ -253,12 +314,17 @@ def question_dock() -> rx.Component:
                 ),
                 on_submit=S.submit_answer,
                 reset_on_submit=False,
+                # A named form is a landmark: "Question, form" / "The tutor asks, form".
+                aria_labelledby="dock-title",
             ),
             width="100%",
             id="question-dock",
             class_name="lh-dock",
             data_kind=S.q_kind,
         ),
+        # No question (the page opened, or the dock closed with its focused control):
+        # focus to the composer rather than lost on <body>.
+        rx.box(display="none", on_mount=rx.set_focus(COMPOSER_ID)),
     )
 
 
@@ -269,7 +335,8 @@ def composer() -> rx.Component:
                 value=S.draft,
                 on_change=S.set_draft,
                 placeholder="Ask or tell the tutor something…",
-                id="composer",
+                id=COMPOSER_ID,
+                aria_label="Message to the tutor",
                 name="draft",
                 size="3",
                 width="100%",
@@ -329,7 +396,11 @@ def header() -> rx.Component:
             rx.icon("list-tree"),
             on_click=S.toggle_plan,
             variant="soft",
-            aria_label="Show or hide the plan",
+            aria_label="Plan",
+            aria_expanded=S.plan_open,
+            aria_controls="plan-tree",
+            title="Show or hide the plan",
+            id="plan-toggle",
         ),
         rx.button(
             "End session",
@@ -339,7 +410,7 @@ def header() -> rx.Component:
             variant="outline",
             id="end-session",
         ),
-        rx.color_mode.button(),
+        rx.color_mode.button(aria_label="Switch light or dark theme"),
         width="100%",
         align="center",
         spacing="3",
@@ -367,7 +438,12 @@ def classroom() -> rx.Component:
             spacing="3",
             width="100%",
             id="conversation",
+            # A log is read out as it grows; busy while the tutor writes, so a screen
+            # reader reads the finished answer once instead of every streamed token.
+            role="log",
             aria_live="polite",
+            aria_label="Conversation",
+            aria_busy=S.turn_running,
         ),
         verdict_card(),
         question_dock(),
@@ -394,6 +470,8 @@ def classroom() -> rx.Component:
                     border_radius="12px",
                     position=rx.breakpoints(initial="static", md="sticky"),
                     top="1em",
+                    role="complementary",
+                    aria_label="Plan",
                 ),
             ),
             direction=rx.breakpoints(initial="column-reverse", md="row"),

@@ -29,6 +29,11 @@ from ui.room import (
 
 FOLLOW_ID = "follow"
 """The box after the classroom that the page scrolls to and anchors on (see `classroom`)."""
+COMPOSER_ID = "composer"
+ANSWER_INPUT_ID = "answer-input"
+ANSWER_CHOICES_ID = "answer-choices"
+"""Where keyboard focus goes: the dock's control while a question is open, else the
+composer (a multiple-choice group passes focus on to its picked or first card)."""
 
 ENCODER = msgspec.json.Encoder()
 _ID = re.compile(ID_PATTERN)
@@ -196,13 +201,23 @@ class RoomState(rx.State):
         self._publish(user_sent(self._room, text, client_id))
         return rx.scroll_to(FOLLOW_ID)  # to the bottom: the answer is followed from there
 
+    def _focus_here(self) -> rx.event.EventSpec:
+        """Focus to where the learner acts next, so a keyboard user never lands on <body>."""
+        if not self.q_visible:
+            return rx.set_focus(COMPOSER_ID)
+        return rx.set_focus(
+            ANSWER_CHOICES_ID if self.q_kind == "multiple_choice" else ANSWER_INPUT_ID
+        )
+
     @rx.event
-    def stop_turn(self) -> None:
-        """Asks the server to stop the running turn (`abort`); what was written is kept."""
+    def stop_turn(self) -> rx.event.EventSpec | None:
+        """Asks the server to stop the running turn (`abort`); what was written is kept.
+        Focus goes to the composer: the Stop button is about to give way to Send."""
         if not self.turn_running:
-            return
+            return None
         if not outbox.post(self._box(), ENCODER.encode(Abort())):
             self._publish(with_error(self._room, "Not connected; the tutor could not be stopped."))
+        return self._focus_here()
 
     @rx.event
     def pick_choice(self, option_id: str) -> None:
@@ -215,8 +230,11 @@ class RoomState(rx.State):
         self.dock_hint = ""
 
     @rx.event
-    def use_suggestion(self, text: str) -> None:
+    def use_suggestion(self, text: str) -> rx.event.EventSpec:
+        """A chip fills the answer and hands focus to it: Enter then submits, or edit it."""
         self.answer_text = text
+        self.dock_hint = ""
+        return rx.set_focus(ANSWER_INPUT_ID)
 
     @rx.event
     def set_confidence(self, value: str | list[str]) -> None:
@@ -239,12 +257,21 @@ class RoomState(rx.State):
         self._publish(answer_sent(self._room, self.q_id))
 
     @rx.event
+    def choices_key(self, key: str) -> None:
+        """Enter on an option card submits, as "Enter submits" promises: Radix keeps Enter
+        from reaching the form (the WAI-ARIA radio pattern picks with Space only)."""
+        if key == "Enter":
+            self.submit_answer()
+
+    @rx.event
     def toggle_plan(self) -> None:
         self.plan_open = not self.plan_open
 
     @rx.event
-    def dismiss_error(self) -> None:
+    def dismiss_error(self) -> rx.event.EventSpec:
+        """The alert (and its focused button) goes away: focus back where the learner acts."""
         self._publish(msgspec.structs.replace(self._room, errors=()))
+        return self._focus_here()
 
     @rx.event(background=True)
     async def end_session(self):
