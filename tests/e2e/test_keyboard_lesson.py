@@ -124,6 +124,8 @@ async def test_a_whole_lesson_with_the_keyboard_only(servers, page: Page):
 
     # Inside the demo's frame the focused control shows a ring, and Tab leads out again.
     demo = page.locator(".lh-job iframe")
+    box = await demo.bounding_box()
+    assert box is not None and box["height"] >= 300  # not the browser's default 150 px
     await _tab_to(page, page.locator("#replay-link"))
     await page.keyboard.press("Tab")
     await expect(demo).to_be_focused()

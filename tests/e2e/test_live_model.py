@@ -52,7 +52,12 @@ async def test_stop_ends_a_long_answer_and_keeps_what_was_written(
     await page.locator("#composer").fill("Tell me everything")
     await page.locator("#composer").press("Enter")
     await expect(page.locator("#conversation")).to_contain_text("word3 ")
-    await page.locator("#stop").click()
+    # A screen reader waits for the whole answer instead of reading each streamed token.
+    await expect(page.locator("#conversation")).to_have_attribute("aria-busy", "true")
+    await page.keyboard.press("Tab")  # from the composer, with the keyboard only
+    await expect(page.locator("#stop")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#composer")).to_be_focused()  # not lost as Stop goes away
     await expect(page.locator("#send")).to_be_visible()  # the turn ended
     await expect(page.locator("#stop")).to_have_count(0)
     written = await page.locator("#conversation").inner_text()
@@ -71,6 +76,11 @@ async def test_a_refused_key_is_explained_to_the_learner(
     alert = page.locator("#room-error")
     await expect(alert).to_contain_text("refused its API key")
     await expect(alert).not_to_contain_text("Incorrect API key")
+    await page.keyboard.press("Shift+Tab")  # the alert sits just above the composer
+    await expect(alert.get_by_role("button", name="Dismiss")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(alert).to_have_count(0)
+    await expect(page.locator("#composer")).to_be_focused()
 
 
 LONG_CODE_LINE = "def compare(a, b, c, d): return " + " + ".join(["a * d - c * b"] * 8)
