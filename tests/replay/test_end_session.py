@@ -11,9 +11,20 @@ import msgspec
 
 from backend.agent.offline.tutor import OfflineTutor
 from backend.server.replay import run_replay
+from backend.server.settings import Settings
 from backend.server.stores import build_stores
+from backend.server.tracing import Tracer
+from backend.server.ws import _dispatch
 from shared_contracts.trace import ExtractionEvent, InboundFrameEvent
-from tests.golden.record import RIGHT, record_session
+from tests.golden.record import (
+    RIGHT,
+    end_session,
+    learner_frame,
+    record_session,
+    recorded_services,
+    settle,
+)
+from tests.replay.random_sessions import frame
 from tests.replay.test_replay_flows import until_finished
 from tests.server.conftest import make_client
 
@@ -82,3 +93,33 @@ def test_the_http_route_records_the_flush_and_it_replays(tmp_path: Path):
     recorded = anyio.run(stores.traces.read, chat)
     assert [e.scope for e in _ends(recorded)] == ["end:0"] and _extractions(recorded)
     assert not _ends(anyio.run(stores.traces.read, "nope"))
+
+
+async def test_the_recorder_forgets_an_ended_chat_but_never_one_mid_request(tmp_path: Path):
+    """`sweep` keeps an ended chat's numbering while its request runs (no later request is
+    named as it) and forgets it after; the chat that comes back numbers from `end:0` again
+    and still replays identically (one unit, its requests in recorded order)."""
+    data = tmp_path / "data"
+    settings = Settings(data_dir=data)
+    stores = build_stores(data)
+    tracer = Tracer.recording(stores, settings)
+    async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
+        chat = (await services.handler.create_chat()).id
+        socket = services.hub.connect(chat)
+        await _dispatch(services, socket, frame("user_message", text="teach me fractions"))
+        await settle(services, chat)
+        await _dispatch(services, socket, learner_frame(await stores.chats.get(chat), "right"))
+        await settle(services, chat)
+        services.hub.disconnect(socket)
+        async with tracer.session_end(chat):  # `Services.end_session`, swept mid-way
+            assert await tracer.sweep() == 0  # mid-request: kept
+            await services.extraction.flush(chat)
+        await settle(services, chat)
+        assert await tracer.sweep() == 1 and tracer.chat_entries() == 0
+        await end_session(services, chat)
+        await settle(services, chat)
+        await tracer.flush(chat)
+    recorded = await stores.traces.read(chat)
+    assert [e.scope for e in _ends(recorded)] == ["end:0", "end:0"]
+    result = await run_replay(stores, chat, tmp_path / "replay", stall_s=2.0)
+    assert result.ok, result.divergence.render()  # type: ignore[union-attr]
