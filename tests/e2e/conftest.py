@@ -153,6 +153,19 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
 
 
 @pytest.fixture
+def own_data(servers: Servers, tmp_path: Path) -> Iterator[Servers]:
+    """The session's API on a data dir of its own for one test (the others expect theirs
+    as it was: `test_lesson` starts from an empty home); the shared one again after."""
+    servers.stop_api()
+    servers.start_api_again(LH_DATA_DIR=str(tmp_path / "data"))
+    try:
+        yield servers
+    finally:
+        servers.stop_api()
+        servers.start_api_again()
+
+
+@pytest.fixture
 async def page(chromium_path: str):
     from playwright.async_api import async_playwright
 

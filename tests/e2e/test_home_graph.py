@@ -3,9 +3,6 @@ that recover, and a graph that shows at phone width."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
 import pytest
 from playwright.async_api import Page, expect
@@ -22,19 +19,6 @@ async def _lesson(api_url: str, topic: str) -> None:
         ws_url = api_url.replace("http", "ws", 1) + f"/api/chats/{chat['id']}/ws"
         await take_lesson(ws_url, topic)
         (await client.post(f"/api/chats/{chat['id']}/extract")).raise_for_status()
-
-
-@pytest.fixture
-def own_data(servers: Servers, tmp_path: Path) -> Iterator[Servers]:
-    """The session's API on a data dir of its own (the other tests expect theirs as it
-    was: `test_lesson` starts from an empty home); the shared one again after."""
-    servers.stop_api()
-    servers.start_api_again(LH_DATA_DIR=str(tmp_path / "data"))
-    try:
-        yield servers
-    finally:
-        servers.stop_api()
-        servers.start_api_again()
 
 
 async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Servers, page: Page):

@@ -9,6 +9,8 @@ import re
 import pytest
 from playwright.async_api import Locator, Page, expect
 
+from tests.e2e.conftest import Servers
+
 pytestmark = pytest.mark.browser
 
 FOCUS_RING = """() => { const e = document.activeElement;
@@ -47,7 +49,8 @@ async def _dock(page: Page, kind: str) -> None:
     await expect(page.locator("#submit-answer")).to_have_text("Submit")
 
 
-async def test_a_whole_lesson_with_the_keyboard_only(servers, page: Page):
+async def test_a_whole_lesson_with_the_keyboard_only(own_data: Servers, page: Page):
+    servers = own_data
     await page.goto(servers.ui_url + "/")
     await _tab_to(page, page.locator("#new-session"))  # in the header, first or not
     await page.keyboard.press("Enter")
