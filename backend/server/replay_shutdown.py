@@ -117,7 +117,12 @@ def shutdown_plan(
                 plan.queued.add(key)  # its one clock is its cancellation's
             elif len(clocks) == 2 and not any(isinstance(e, ModelCallEvent) for e in mine):
                 plan.started.add(key)
-        elif key.startswith("extraction") and not any(isinstance(e, ExtractionEvent) for e in mine):
+        elif key.startswith("extraction:") and not any(
+            isinstance(e, ExtractionEvent) for e in mine
+        ):
+            # A run (`extraction:<id>`) that never merged. The bare `extraction` unit is the
+            # trigger's checks, which end without an `ExtractionEvent` whenever they start
+            # no run: counting it named every extraction a shutdown cut.
             plan.units.add(key)
     return plan if plan.units else None
 

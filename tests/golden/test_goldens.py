@@ -38,6 +38,7 @@ async def test_golden_replays_identically(golden: Path, tmp_path: Path):
     result = await run_replay(build_stores(golden), trace.stem, tmp_path / "replay")
     assert result.ok, result.divergence.render()  # type: ignore[union-attr]
     assert result.frames > 100 and result.checkpoints >= 5
+    assert result.shutdown_cut == []  # each golden ends quiet: nothing was cut at its end
 
 
 def test_the_old_format_golden_has_none_of_the_newer_stored_forms():
