@@ -48,7 +48,8 @@ class OfflineExtractor:
             propositions.append(
                 ProposedProposition(
                     local_id=f"wrong-{quiz.tool_call_id}",
-                    statement=f"thinks “{quiz.answer}” answers: {quiz.question}",
+                    # What the learner said, as their belief (the key is in the evidence).
+                    statement=f"Answered “{quiz.answer}” to: {quiz.question}",
                     kind="misconception",
                     plan_node=None,
                     evidence=[quotes[quiz.tool_call_id]],
