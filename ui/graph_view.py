@@ -130,10 +130,16 @@ _SYMBOLS = {r"\times": "×", r"\cdot": "·", r"\div": "÷", r"\le": "≤", r"\ge
 
 def plain_math(text: str) -> str:
     """Inline math as plain text for labels React Flow cannot typeset: $\\frac{1}{2}$ → 1/2."""
-    text = _FRACTION.sub(r"\1/\2", text)
+    text = _FRACTION.sub(lambda m: f"{_operand(m[1])}/{_operand(m[2])}", text)
     for command, symbol in _SYMBOLS.items():
         text = re.sub(re.escape(command) + r"(?![A-Za-z])", symbol, text)
     return text.replace("$$", "").replace("$", "")
+
+
+def _operand(term: str) -> str:
+    """A fraction's top or bottom, bracketed when it is more than one term: 1+2 → (1+2)."""
+    term = term.strip()
+    return f"({term})" if re.search(r"[-+\s]", term.lstrip("-")) else term
 
 
 def clip(text: str, limit: int) -> str:

@@ -105,6 +105,7 @@ def test_node_labels_show_inline_math_as_plain_text():
     from ui.graph_view import plain_math
 
     assert plain_math(r"Add $\frac{1}{4} + \frac{1}{2}$") == "Add 1/4 + 1/2"
+    assert plain_math(r"$\frac{1+2}{3}$ and $\frac{-1}{x - y}$") == "(1+2)/3 and -1/(x - y)"
     assert plain_math(r"$3 \times 4 = 12$ and $a \le b$") == "3 × 4 = 12 and a ≤ b"
     assert plain_math(r"\leftarrow stays") == r"\leftarrow stays"
     assert plain_math("no math here") == "no math here"
