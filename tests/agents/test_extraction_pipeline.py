@@ -245,9 +245,10 @@ async def test_offline_stages_grow_the_graph_from_a_lesson_with_no_model() -> No
     assert set(by_statement) == {
         "What a fraction is: a/b is a of b equal parts",
         "Same denominators: add the numerators and keep the denominator",
-        "Answered “3/10” to: What is 1/5 + 2/5?",
+        "thinks “3/10” is the answer to: What is 1/5 + 2/5?",
     }
-    assert by_statement["Answered “3/10” to: What is 1/5 + 2/5?"].state == "misconception"
+    wrong = by_statement["thinks “3/10” is the answer to: What is 1/5 + 2/5?"]
+    assert wrong.state == "misconception"
     assert by_statement["What a fraction is: a/b is a of b equal parts"].state == "verified"
     assert [(e.type, len(e.chats)) for e in snapshot.edges] == [("requires", 1)]
     assert snapshot.stats.events == 5  # 4 quizzes + 1 marked done

@@ -48,8 +48,8 @@ class OfflineExtractor:
             propositions.append(
                 ProposedProposition(
                     local_id=f"wrong-{quiz.tool_call_id}",
-                    # What the learner said, as their belief (the key is in the evidence).
-                    statement=f"Answered “{quiz.answer}” to: {quiz.question}",
+                    # The wrong belief itself, as UX.md labels one ("thinks 1/3 > 1/2").
+                    statement=f"thinks “{quiz.answer}” is the answer to: {quiz.question}",
                     kind="misconception",
                     plan_node=None,
                     evidence=[quotes[quiz.tool_call_id]],
