@@ -51,6 +51,7 @@ class CorruptRecord(StorageError):
         super().__init__(f"corrupt record {where}: {detail}")
         self.path = path
         self.line = line
+        self.detail = detail
 
 
 class ToolError(HarnessError):

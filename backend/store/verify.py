@@ -21,7 +21,8 @@ ID_LEDGERS = ("propositions", "edges", "events")
 
 
 def verify_data_dir(root: Path, fs: FileOps | None = None) -> list[str]:
-    """Every problem in `root` as one human-readable line; an empty list means sound.
+    """Every problem in `root` as one human-readable line, each once, its file named
+    relative to `root` ("graph/edges.jsonl: …"); an empty list means sound.
 
     Strictly decodes every chat, job and ledger line; checks ledger ids are unique, every
     checkpoint's `folded_at` is within its chat, and no tool part is orphaned (pending with
@@ -41,7 +42,8 @@ def verify_data_dir(root: Path, fs: FileOps | None = None) -> list[str]:
     for chat in chats.values():
         problems += _orphans(chat, jobs)
     problems += _traces(fs, os.path.join(root, "traces"))
-    return problems
+    prefix = os.path.join(root, "")
+    return list(dict.fromkeys(p.replace(prefix, "") for p in problems))
 
 
 def _names(fs: FileOps, directory: str, suffix: str) -> list[str]:
@@ -81,7 +83,7 @@ def _ledger(fs: FileOps, path: str, type_: Any, problems: list[str]) -> list[Any
     try:
         return decode_lines(msgspec.json.Decoder(type_), data[:end], path, 1)
     except CorruptRecord as exc:
-        problems.append(str(exc))
+        problems.append(f"{path}:{exc.line}: does not decode: {exc.detail}")
         return []
 
 
@@ -143,6 +145,8 @@ def _traces(fs: FileOps, directory: str) -> list[str]:
             body = data[: complete_prefix(data)]
             # The trace store tolerates a bad last line, so only the lines before it count.
             decode_lines(decoder, body[: complete_prefix(body[:-1])], path, 1)
+        except CorruptRecord as exc:
+            out.append(f"{path}:{exc.line}: does not decode: {exc.detail}")
         except (HarnessError, OSError) as exc:
             out.append(f"{path}: {exc}")
     return out
