@@ -8,7 +8,6 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
-import reflex as rx
 from playwright.async_api import Page, expect
 
 from shared_contracts.chat import ChatRecord
@@ -20,6 +19,7 @@ from shared_contracts.trace import (
     ModelCallEvent,
     PromptEvent,
 )
+from tests.ui.state_doubles import substate
 from ui.graph_view import NodeDetail
 from ui.state.home_state import HomeState
 
@@ -91,7 +91,7 @@ async def test_practise_this_opens_a_titled_chat_that_asks_for_practice(
     servers, page: Page, monkeypatch
 ):
     monkeypatch.setenv("LH_API_URL", servers.api_url)  # HomeState's HTTP calls go here
-    state = rx.State().get_substate(HomeState.get_full_name().split(".")[1:])
+    state = substate(HomeState)
     statement = (
         "The denominator counts the equal parts a whole is cut into, never the parts we have"
     )

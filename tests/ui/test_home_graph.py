@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import reflex as rx
-
 from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot, Probe
 from tests.ui.samples import AT
+from tests.ui.state_doubles import FakeProxy, substate
 from ui.graph_view import (
     COLUMN_MAX_HEIGHT,
     LINE_HEIGHT,
@@ -96,7 +95,7 @@ def test_the_panel_names_sessions_by_title_and_shows_a_quote_once():
 
 
 def _home() -> HomeState:
-    return rx.State().get_substate(HomeState.get_full_name().split(".")[1:])
+    return substate(HomeState)
 
 
 def test_session_filter_lists_titles_and_clear_filters_shows_everything_again():
@@ -120,25 +119,6 @@ def test_an_emptied_selection_keeps_the_open_panel():
     state.select_node("a")
     state.select_node("")  # React Flow reports "nothing selected" when the graph remounts
     assert state.has_selected and state.selected.id == "a"
-
-
-class FakeProxy:
-    """Stands in for reflex's StateProxy in a background handler."""
-
-    def __init__(self, state):
-        object.__setattr__(self, "_s", state)
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc):
-        return None
-
-    def __getattr__(self, name):
-        return getattr(self._s, name)
-
-    def __setattr__(self, name, value):
-        setattr(self._s, name, value)
 
 
 async def test_an_unreachable_api_is_a_failed_load_not_an_empty_graph(monkeypatch):

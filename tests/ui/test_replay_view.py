@@ -9,7 +9,6 @@ from typing import get_args
 
 import msgspec
 import pytest
-import reflex as rx
 
 from shared_contracts.chat import UNTITLED
 from shared_contracts.jobs import Job
@@ -31,6 +30,7 @@ from shared_contracts.trace import (
     TimedChunk,
     ToolRunEvent,
 )
+from tests.ui.state_doubles import substate
 from ui import replay_view as rv
 from ui.api import ApiError
 from ui.state.replay_state import ReplayState, chat_id_from_replay_path, trace_problem
@@ -260,7 +260,7 @@ def test_every_event_of_a_golden_session_projects(golden: str):
 
 
 def _state() -> ReplayState:
-    return rx.State().get_substate(ReplayState.get_full_name().split(".")[1:])
+    return substate(ReplayState)
 
 
 def test_replay_state_filters_and_selects_without_leaking_raw_events():

@@ -6,7 +6,6 @@ import asyncio
 import json
 
 import msgspec
-import reflex as rx
 from reflex.istate.data import ReflexURL, RouterData
 from websockets.asyncio.server import serve
 
@@ -20,6 +19,7 @@ from shared_contracts.frames import (
     UserMessage,
 )
 from tests.ui.samples import MC, ONE_OF_EACH, QUIZ_KEY, chat_view
+from tests.ui.state_doubles import FakeProxy, substate
 from ui import outbox
 from ui.room import Room, apply_frames
 from ui.state.home_state import HomeState
@@ -27,29 +27,6 @@ from ui.state.room_state import RoomState, chat_id_from_path
 
 CLIENT = msgspec.json.Decoder(ClientFrame)
 ENC = msgspec.json.Encoder()
-
-
-def substate(cls):
-    return rx.State().get_substate(cls.get_full_name().split(".")[1:])
-
-
-class FakeProxy:
-    """Stands in for reflex's StateProxy in background handlers."""
-
-    def __init__(self, state):
-        object.__setattr__(self, "_s", state)
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc):
-        return None
-
-    def __getattr__(self, name):
-        return getattr(self._s, name)
-
-    def __setattr__(self, name, value):
-        setattr(self._s, name, value)
 
 
 def test_no_public_var_ever_holds_a_quiz_key():

@@ -6,7 +6,6 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
-import reflex as rx
 
 from shared_contracts.chat import ChatSummary, ChatView, Message, NoticePart, TextPart, ToolPart
 from shared_contracts.frames import Snapshot
@@ -14,6 +13,7 @@ from shared_contracts.graph import GraphNode, GraphSnapshot
 from shared_contracts.questions import Verdict
 from shared_contracts.tools import GradedOutput
 from tests.ui.samples import AT, chat_view
+from tests.ui.state_doubles import substate
 from ui.practise import (
     ASK_CHARS,
     clean_ask,
@@ -50,7 +50,7 @@ def test_search_is_a_case_insensitive_substring_of_the_statement():
 
 
 def test_search_combines_with_the_state_and_session_filters():
-    state = rx.State().get_substate(HomeState.get_full_name().split(".")[1:])
+    state = substate(HomeState)
     state._store(GraphSnapshot(nodes=NODES))
     state.set_search("fraction")
     assert {n["id"] for n in state.nodes} == {"a", "b"} and state.shown_total == 2
