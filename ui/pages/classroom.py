@@ -7,6 +7,7 @@ from reflex.components.radix.themes.components.radio_cards import RadioCardsRoot
 from reflex.event import key_event
 
 from ui.components.chat_items import chat_item, verdict_line
+from ui.components.panel import PANEL
 from ui.components.plan_panel import plan_panel
 from ui.components.safe_markdown import safe_markdown
 from ui.render import OptionView
@@ -466,8 +467,7 @@ def classroom() -> rx.Component:
                     width=rx.breakpoints(initial="100%", md="300px"),
                     flex_shrink="0",
                     padding="1em",
-                    border=f"1px solid {rx.color('gray', 5)}",
-                    border_radius="12px",
+                    **PANEL,
                     position=rx.breakpoints(initial="static", md="sticky"),
                     top="1em",
                     role="complementary",

@@ -6,6 +6,7 @@ import reflex as rx
 
 from ui.components.flow import flow_background, flow_controls, flow_minimap, react_flow
 from ui.components.legend import legend
+from ui.components.panel import PANEL
 from ui.components.safe_markdown import safe_markdown
 from ui.graph_view import STATES, ProbeRow
 from ui.state.home_state import ChatRow, HomeState
@@ -292,8 +293,7 @@ def graph_canvas() -> rx.Component:
         flex=rx.breakpoints(initial="none", md="1"),
         min_height="360px",
         style=GRAPH_NODE_MARKS,
-        border=f"1px solid {rx.color('gray', 5)}",
-        border_radius="12px",
+        **PANEL,
         overflow="hidden",
         id="graph",
     )
@@ -354,8 +354,7 @@ def home() -> rx.Component:
                 width=rx.breakpoints(initial="100%", md="340px"),
                 flex_shrink="0",
                 padding="1em",
-                border=f"1px solid {rx.color('gray', 5)}",
-                border_radius="12px",
+                **PANEL,
                 overflow_y="auto",
             ),
             direction=rx.breakpoints(initial="column", md="row"),

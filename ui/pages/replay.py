@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from ui.components.panel import PANEL
 from ui.components.plan_panel import plan_panel
 from ui.replay_view import Block, Fact, KindChip, TimelineRow
 from ui.state.replay_state import ReplayState
@@ -242,8 +243,7 @@ def state_view() -> rx.Component:
             align="start",
         ),
         padding="1em",
-        border=f"1px solid {rx.color('gray', 5)}",
-        border_radius="12px",
+        **PANEL,
         width="100%",
         id="replay-state",
     )
@@ -328,8 +328,7 @@ def replay() -> rx.Component:
                 id="replay-timeline-box",
                 overflow_y="auto",
                 padding="0.5em",
-                border=f"1px solid {rx.color('gray', 5)}",
-                border_radius="12px",
+                **PANEL,
             ),
             rx.box(detail_panel(), flex="1", min_width="0", width="100%"),
             direction=rx.breakpoints(initial="column", md="row"),
