@@ -49,6 +49,15 @@ def new_chat(client) -> str:
     return response.json()["id"]
 
 
+def one_turn(client, text: str = "teach me") -> tuple[str, list[ServerFrame]]:
+    """A new chat, one learner message over its socket: (chat id, frames to turn_finished)."""
+    chat = new_chat(client)
+    with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
+        receive(ws)
+        ws.send_text(msgspec.json.encode({"type": "user_message", "text": text}).decode())
+        return chat, until(ws, TurnFinished)
+
+
 @pytest.mark.parametrize(
     ("raw", "fragment"),
     [
@@ -242,11 +251,7 @@ class CutOffModel:
 
 def test_a_stream_without_its_final_message_ends_the_turn_with_a_model_error(client_factory):
     client = client_factory(CutOffModel())
-    chat = new_chat(client)
-    with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
-        receive(ws)
-        ws.send_text('{"type": "user_message", "text": "teach me"}')
-        frames = until(ws, TurnFinished)
+    chat, frames = one_turn(client)
     errors = [f for f in frames if isinstance(f, ErrorFrame)]
     assert [e.code for e in errors] == ["model_error"] and "final message" in errors[0].message
     assert frames[-1].reason == "error"
@@ -261,11 +266,7 @@ def test_a_failed_model_call_shows_the_learner_its_public_message_not_the_detail
     detail = "openai/x: InternalServerError: litellm.InternalServerError: OpenAIException"
     public = "The tutor's model (openai/x) could not be reached. Send your message again."
     client = client_factory(ScriptedModel([ModelError(detail, retryable=True, public=public)]))
-    chat = new_chat(client)
-    with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
-        receive(ws)
-        ws.send_text('{"type": "user_message", "text": "teach me"}')
-        frames = until(ws, TurnFinished)
+    _, frames = one_turn(client)
     errors = [f for f in frames if isinstance(f, ErrorFrame)]
     assert [(e.code, e.message) for e in errors] == [("model_error", public)]
     assert frames[-1].reason == "error"
