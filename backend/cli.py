@@ -99,12 +99,16 @@ def uvicorn_config(app, **extra):
 # -- the data dir and the model, checked before anything starts ------------------------
 
 
+def _not_a_file(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise CliError(f"LH_DATA_DIR {path} is a file, not a directory; point it elsewhere")
+
+
 def writable_data_dir(path: Path) -> Path:
     """`path`, created if missing; a CliError when the server could not write there."""
     import tempfile
 
-    if path.exists() and not path.is_dir():
-        raise CliError(f"LH_DATA_DIR {path} is a file, not a directory; point it elsewhere")
+    _not_a_file(path)
     verb = "written" if path.is_dir() else "created"
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -119,8 +123,7 @@ def writable_data_dir(path: Path) -> Path:
 
 def existing_data_dir(path: Path) -> Path:
     """`path` when it holds data to read; reading commands never create it."""
-    if path.exists() and not path.is_dir():
-        raise CliError(f"LH_DATA_DIR {path} is a file, not a directory; point it elsewhere")
+    _not_a_file(path)
     if not path.is_dir():
         raise CliError(
             f"there is no data dir at {path.resolve()} (LH_DATA_DIR): nothing recorded"
@@ -303,9 +306,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _data_dir_line(data: Path) -> tuple[bool, str]:
-    """(usable, what the doctor says about the data dir)."""
-    if data.exists() and not data.is_dir():
-        return False, "a file, not a directory: point LH_DATA_DIR elsewhere"
+    """(usable, what the doctor says about the data dir): what `serve` would say of it."""
     if not data.exists():
         parent = next(p for p in data.resolve().parents if p.exists())
         if os.access(parent, os.W_OK):
@@ -313,8 +314,8 @@ def _data_dir_line(data: Path) -> tuple[bool, str]:
         return False, f"missing, and {parent} is not writable: set LH_DATA_DIR"
     try:
         writable_data_dir(data)
-    except CliError:
-        return False, "read-only: the server could not save lessons; set LH_DATA_DIR"
+    except CliError as exc:
+        return False, str(exc)
     chats = data / "chats"
     count = sum(n.endswith(".json") for n in os.listdir(chats)) if chats.is_dir() else 0
     return True, f"writable, {count} chat(s)"
