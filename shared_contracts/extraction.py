@@ -35,8 +35,11 @@ class ProposedProposition(Inbound, kw_only=True):
     plan_node: str | None
     """The plan node id this proposition is what that node teaches, else null."""
     evidence: list[Quote]
-    """Verbatim quotes from the transcript: at least one from the learner or an answer."""
+    """Verbatim quotes from the transcript: at least one from the learner or an answer
+    (for a prerequisite, any speaker's)."""
     aliases: list[Statement] = msgspec.field(default_factory=list)
+    prerequisite: bool = False
+    """True: the session's material rests on it but the learner has not shown it."""
 
 
 class ProposedEdge(Inbound, kw_only=True):
@@ -91,6 +94,7 @@ class FoundProposition(Record, kw_only=True):
     plan_node: str | None = None
     aliases: list[str] = msgspec.field(default_factory=list)
     evidence: list[Evidence] = msgspec.field(default_factory=list)
+    prerequisite: bool = False
 
 
 class FoundEdge(Record, kw_only=True):

@@ -12,7 +12,9 @@ from shared_contracts.base import Body, Id, Record, ToolCallId
 NodeKind = Literal["proposition", "misconception"]
 EdgeType = Literal["requires", "supports"]
 Speaker = Literal["learner", "teacher", "answer"]
-NodeState = Literal["introduced", "verified", "shaky", "misconception"]
+NodeState = Literal["introduced", "verified", "shaky", "misconception", "unseen"]
+"""`unseen`: a prerequisite a session rested on that no session has shown the learner know
+(no learner quote, no probe); UX.md draws it in outline only."""
 EventKind = Literal["quiz_correct", "quiz_incorrect", "taught", "marked_done", "asked"]
 
 
@@ -64,14 +66,18 @@ class EventLine(Record, kw_only=True):
     confidence: float | None = None
 
 
-class MappingLine(Record, kw_only=True):
-    """One line per (chat, graph node): which local item became or matched which node."""
+class MappingLine(Record, kw_only=True, omit_defaults=True):
+    """One line per (chat, graph node): which local item became or matched which node.
+
+    A `prerequisite` mapping says the chat only rested on the node (the learner did not show
+    it); a later non-prerequisite line for the same (chat, node) supersedes it."""
 
     chat_id: Id
     local_id: str
     node_id: Id
     how: Literal["created", "statement", "alias"]
     at: datetime
+    prerequisite: bool = False
 
 
 class SessionCheckpoint(Record, kw_only=True):
