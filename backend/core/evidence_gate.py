@@ -1,11 +1,13 @@
 """The evidence gate: deterministic checks between the extractor and the auditor.
 
-Every quote is located in the transcript (exact, then normalised, then fuzzy with a
-coverage threshold) and gets its message, turn, speaker and character span. An item with a
-quote that cannot be located, or is too short to mean anything, is dropped whole (a drop
-over an invention). Evidence that the learner learned or believes something must include a
-learner message or a graded answer. Attributions must cite a graded quiz in the transcript;
-edges need known endpoints and no self-loops. Every drop is an `AuditLine` with a reason.
+Every quote is located in the transcript (exact, then normalised, then fuzzy with a coverage
+threshold) and gets its message, turn, speaker and character span. An item with a quote that
+cannot be located, or is too short to mean anything, is dropped whole (a drop over an
+invention). Evidence that the learner learned or believes something must include a learner
+message or a graded answer; a prerequisite (what the session rested on, not shown by the
+learner) may be backed by the teacher's words alone, and is never a misconception.
+Attributions must cite a graded quiz in the transcript; edges need known endpoints and no
+self-loops. Every drop is an `AuditLine` with a reason.
 
 Character spans are offsets into a message's *rendered text*: its segments (text parts, and
 each answered question rendered as "Q: <prompt>\\nA: <answer>") joined by a blank line.
@@ -237,8 +239,10 @@ def run_gate(
                 raise _Drop("duplicate_id")
             if not prop.evidence:
                 raise _Drop("no_evidence")
+            if prop.prerequisite and prop.kind == "misconception":
+                raise _Drop("misconception_prerequisite", "a wrong belief is shown, not rested on")
             evidence = _locate_all(prop.evidence, segments)
-            if not any(e.speaker in LEARNER_SPEAKERS for e in evidence):
+            if not prop.prerequisite and not any(e.speaker in LEARNER_SPEAKERS for e in evidence):
                 raise _Drop("wrong_speaker", "no quote from the learner or a graded answer")
         except _Drop as why:
             drop("proposition", prop.local_id, why)
@@ -252,6 +256,7 @@ def run_gate(
                 plan_node=prop.plan_node,
                 aliases=list(prop.aliases),
                 evidence=evidence,
+                prerequisite=prop.prerequisite,
             )
         )
     endpoints = local_ids | set(known_nodes)

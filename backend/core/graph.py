@@ -33,6 +33,7 @@ from backend.core.graph_state import (
     fold,
     fold_into,
     normalise_statement,
+    supersedes,
 )
 from backend.core.pending import foldable_upto
 from backend.core.ports import Clock, IdGen, LedgerBatch
@@ -102,7 +103,9 @@ def merge_resolving(
     work = state.overlay()
     resolved: dict[str, str] = {}
 
-    for prop in findings.propositions:
+    # What the learner showed first: a chat that both rested on and showed a node maps it as
+    # shown, and a prerequisite never takes a plan node's mapping key from a learned item.
+    for prop in sorted(findings.propositions, key=lambda p: p.prerequisite):
         keys = [
             (prop.kind, k) for k in map(normalise_statement, [prop.statement, *prop.aliases]) if k
         ]
@@ -130,10 +133,15 @@ def merge_resolving(
             add_node(work, line)
         resolved[prop.local_id] = node_id
         local_id = _mapping_local_id(prop.local_id, prop.plan_node, run_id)
-        if (chat_id, node_id) not in work.mappings:
-            mapping = MappingLine(
-                chat_id=chat_id, local_id=local_id, node_id=node_id, how=how, at=now
-            )
+        mapping = MappingLine(
+            chat_id=chat_id,
+            local_id=local_id,
+            node_id=node_id,
+            how=how,
+            at=now,
+            prerequisite=prop.prerequisite,
+        )
+        if supersedes(mapping, work.mappings.get((chat_id, node_id))):
             batch.mappings.append(mapping)
             add_mapping(work, mapping)
 

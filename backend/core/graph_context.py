@@ -21,7 +21,11 @@ MAX_STATEMENT_CHARS = 160
 MIN_STATEMENT_CHARS = 60
 NODE_LINE_OVERHEAD = 40  # "- `id` [state n/m right] " and the newline
 OMITTED_RESERVE = 60  # room kept for the "... n more not shown" line
-_STATE_ORDER = {"misconception": 0, "shaky": 1, "verified": 2, "introduced": 3}
+_STATE_ORDER = {"misconception": 0, "shaky": 1, "verified": 2, "introduced": 3, "unseen": 4}
+_UNSEEN_NOTE = (
+    " Unseen: a prerequisite a session rested on that the learner has not shown yet; check"
+    " it before building on it.\n"
+)
 _EPOCH = datetime.min
 
 
@@ -86,6 +90,8 @@ def render_graph_context(snapshot: GraphSnapshot, *, max_tokens: int = 2000) -> 
         "misconception (a wrong belief the learner held). Revisit shaky nodes and "
         "misconceptions first.\n"
     )
+    if any(n.state == "unseen" for n in chosen):  # said only when it applies
+        header = header[:-1] + _UNSEEN_NOTE
     lines = [header, "### Nodes\n"]
     budget = max_tokens * CHARS_PER_TOKEN  # characters, matching `estimate_tokens`
     used = sum(len(s) for s in lines)

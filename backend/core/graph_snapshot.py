@@ -27,19 +27,23 @@ from shared_contracts.graph import (
 
 PROBE_KINDS = frozenset({"quiz_correct", "quiz_incorrect"})
 RECENT_PROBES = 2
-"""Node state rule: the latest `RECENT_PROBES` probes all correct → verified, any of them
-incorrect → shaky; no probes → introduced; kind misconception → misconception."""
+"""Node state rule: kind misconception → misconception; else the latest `RECENT_PROBES`
+probes all correct → verified, any of them incorrect → shaky; no probes → introduced, or
+unseen when every chat mapped to the node only rested on it (a prerequisite)."""
 
 _at = attrgetter("at")
 _at_ref = attrgetter("at", "ref")
 
 
-def node_state(kind: NodeKind, probes: Sequence[EventLine | Probe]) -> NodeState:
-    """The derived state of a node from its probes in time order (see `RECENT_PROBES`)."""
+def node_state(
+    kind: NodeKind, probes: Sequence[EventLine | Probe], *, seen: bool = True
+) -> NodeState:
+    """The derived state of a node from its probes in time order and whether any chat
+    showed it (see `RECENT_PROBES`)."""
     if kind == "misconception":
         return "misconception"
     if not probes:
-        return "introduced"
+        return "introduced" if seen else "unseen"
     return "verified" if all(p.correct for p in probes[-RECENT_PROBES:]) else "shaky"
 
 
@@ -78,6 +82,7 @@ class SnapshotDeriver:
         """Probe events folded but not yet placed, by node id (the node may not exist yet)."""
         self._events: dict[str, list[EventLine]] = {}  # a node's placed probes, time order
         self._chats: dict[str, list[str]] = {}  # node id → chats mapped to it, in fold order
+        self._rested: set[str] = set()  # nodes whose every mapping is a prerequisite one
         self._per_chat: dict[str, int] = {}  # chat → nodes mapped to it
         self._nodes: dict[str, GraphNode | None] = {}  # in rank order; None: not derived
         self._counts: dict[str, int] = {}  # derived state → nodes in it
@@ -105,11 +110,17 @@ class SnapshotDeriver:
         for event in probes:
             pending[event.node_id].append(event)
         pending.pop(None, None)  # unattributed for good: counted in the total only
-        nodes = state.nodes
+        nodes, mappings = state.nodes, state.mappings
         for chat_id, node_id in delta.mappings:
-            # A new list, never an append: a node's `sessions` may be this very list.
-            self._chats[node_id] = [*self._chats.get(node_id, ()), chat_id]
-            self._per_chat[chat_id] = self._per_chat.get(chat_id, 0) + 1
+            chats = self._chats.get(node_id, ())
+            if chat_id not in chats:  # else a prerequisite mapping was superseded
+                # A new list, never an append: a node's `sessions` may be this very list.
+                chats = self._chats[node_id] = [*chats, chat_id]
+                self._per_chat[chat_id] = self._per_chat.get(chat_id, 0) + 1
+            if not mappings[chat_id, node_id].prerequisite:
+                self._rested.discard(node_id)
+            elif all(mappings[c, node_id].prerequisite for c in chats):
+                self._rested.add(node_id)
             if node_id in nodes:
                 self._dirty_nodes.add(node_id)
         for key in delta.edges:
@@ -195,7 +206,7 @@ class SnapshotDeriver:
             id=node_id,
             statement=line.statement,
             kind=line.kind,
-            state=node_state(line.kind, probes),
+            state=node_state(line.kind, probes, seen=node_id not in self._rested),
             correct=correct,
             incorrect=incorrect,
             last_probe_at=probes[-1].at if probes else None,

@@ -1,8 +1,9 @@
 """The folded graph state: ledger lines folded in, first line per key wins.
 
 Fold is incremental and tolerant of duplicates: the first line per node id, per event ref
-and per (chat, node) mapping wins; edges aggregate by (from, to, type) with the chats that
-asserted them; a chat's checkpoint is its last `sessions` line.
+and per (chat, node) mapping wins (save that a chat which showed a node it had only rested
+on supersedes that prerequisite mapping); edges aggregate by (from, to, type) with the chats
+that asserted them; a chat's checkpoint is its last `sessions` line.
 
 Two ways to fold: `fold` returns a new state and leaves its input alone (it copies every
 dict, so it costs O(state)); `fold_into` folds in place, costs O(batch), and reports what
@@ -138,7 +139,7 @@ class FoldDelta:
     """Edge keys created or given a new chat."""
     events: list[EventLine] = field(default_factory=list)
     mappings: list[tuple[str, str]] = field(default_factory=list)
-    """(chat, node) mapping keys created."""
+    """(chat, node) mapping keys created or superseded (a prerequisite turned learned)."""
     sessions: bool = False
     """True when any checkpoint line was folded."""
 
@@ -198,11 +199,18 @@ def add_event(state: GraphState, event: EventLine) -> bool:
     return True
 
 
+def supersedes(new: MappingLine, old: MappingLine | None) -> bool:
+    """Whether `new` replaces `old` for their (chat, node): the first line wins, except that
+    a chat that only rested on a node (a prerequisite) and later showed it records that."""
+    return old is None or (old.prerequisite and not new.prerequisite)
+
+
 def add_mapping(state: GraphState, mapping: MappingLine) -> tuple[str, str] | None:
-    """Fold one mapping line in place; its (chat, node) key, or None when already folded."""
+    """Fold one mapping line in place; its (chat, node) key, or None when it changed nothing
+    (see `supersedes`)."""
     state.local.setdefault((mapping.chat_id, mapping.local_id), mapping.node_id)
     key = (mapping.chat_id, mapping.node_id)
-    if key in state.mappings:
+    if not supersedes(mapping, state.mappings.get(key)):
         return None
     state.mappings[key] = mapping
     return key

@@ -113,3 +113,17 @@ def test_the_block_for_an_ascii_graph_is_ascii() -> None:
     assert "right]" in render_graph_context(synthetic(10)).markdown  # scores are shown
     tight = render_graph_context(synthetic(1_000), max_tokens=300)
     assert "more nodes not shown" in tight.markdown and tight.markdown.isascii()
+
+
+def test_unseen_prerequisites_come_last_and_are_explained_only_when_present() -> None:
+    plain = render_graph_context(synthetic(4)).markdown
+    assert "unseen" not in plain.lower()
+    graph = synthetic(4)
+    rests = GraphNode(
+        id="node-rests", statement="Adding whole numbers", kind="proposition", state="unseen"
+    )
+    ctx = render_graph_context(msgspec.structs.replace(graph, nodes=[rests, *graph.nodes]))
+    header, _, body = ctx.markdown.partition("### Nodes\n")
+    assert "Unseen: a prerequisite" in header and "check it before building on it" in header
+    nodes = body.partition("### Dependencies")[0].splitlines()
+    assert nodes[-1] == "- `node-rests` [unseen] Adding whole numbers"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
+
 from backend.core.evidence_gate import locate_quote, run_gate, transcript_segments
 from shared_contracts.extraction import (
     ExtractorOutput,
@@ -133,3 +135,16 @@ def test_quotes_after_the_window_are_not_found() -> None:
     )
     result = run_gate(output, record, known_nodes=set(), upto=3, run_id="run-1", at=AT)
     assert [a.reason for a in result.audit] == ["quote_not_found", "unknown_tool_call"]
+
+
+def test_a_prerequisite_may_rest_on_the_teachers_words_but_is_never_a_misconception() -> None:
+    rests = msgspec.structs.replace(prop("rests", TEACHER_RULE), prerequisite=True)
+    wrong = msgspec.structs.replace(
+        prop("wrong", "Q: What is 1/5 + 2/5?\nA: 3/10", kind="misconception"), prerequisite=True
+    )
+    output = ExtractorOutput(propositions=[rests, wrong], edges=[], attributions=[])
+    result = gate(output)
+    assert [(a.item, a.reason) for a in result.audit] == [("wrong", "misconception_prerequisite")]
+    (kept,) = result.findings.propositions
+    assert (kept.local_id, kept.prerequisite) == ("rests", True)
+    assert [e.speaker for e in kept.evidence] == ["teacher"]

@@ -374,3 +374,30 @@ def test_merging_twice_equals_merging_once(case: tuple[Findings, Findings, int])
     assert canonical(ledger.state) == before
     ids = [line.id for b in ledger.batches for line in [*b.propositions, *b.edges, *b.events]]
     assert len(ids) == len(set(ids))
+
+
+def test_a_prerequisite_is_unseen_until_the_chat_shows_it_and_showing_it_maps_it_again() -> None:
+    record = lesson_record()
+    ledger = Ledger()
+    rests = replace(found("p", "Multiplying whole numbers"), prerequisite=True)
+    first = ledger.merge(Findings(propositions=[rests]), record)
+    assert [(m.how, m.prerequisite) for m in first.mappings] == [("created", True)]
+    assert [n.state for n in derive_snapshot(ledger.state).nodes] == ["unseen"]
+    assert ledger.merge(Findings(propositions=[rests]), record).is_empty()
+
+    shown = found("q", "multiplying whole numbers.")
+    second = ledger.merge(Findings(propositions=[shown]), record)
+    assert [(m.node_id, m.how, m.prerequisite) for m in second.mappings] == [
+        (first.mappings[0].node_id, "statement", False)
+    ]
+    assert second.propositions == []
+    assert [n.state for n in derive_snapshot(ledger.state).nodes] == ["introduced"]
+    assert ledger.merge(Findings(propositions=[shown, rests]), record).is_empty()
+
+
+def test_a_finding_both_shown_and_rested_on_in_one_run_maps_as_shown() -> None:
+    rests = replace(found("p", "Adding whole numbers"), prerequisite=True)
+    batch = Ledger().merge(
+        Findings(propositions=[rests, found("q", "Adding whole numbers")]), lesson_record()
+    )
+    assert [(m.local_id, m.prerequisite) for m in batch.mappings] == [("run-1:q", False)]

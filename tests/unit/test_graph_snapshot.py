@@ -57,11 +57,16 @@ def reference_snapshot(state: GraphState) -> GraphSnapshot:
         probes.setdefault(event.node_id, []).append(event)
     for chat_id, node_id in state.mappings:
         chats.setdefault(node_id, []).append(chat_id)
+    rested = {
+        node_id
+        for node_id, mapped in chats.items()
+        if all(state.mappings[c, node_id].prerequisite for c in mapped)
+    }
     nodes: list[GraphNode] = []
     by_state: dict[str, int] = {}
     for node_id, line in state.nodes.items():
         seen = sorted(probes.get(node_id, []), key=lambda e: (e.at, e.ref))
-        derived = node_state(line.kind, seen)
+        derived = node_state(line.kind, seen, seen=node_id not in rested)
         by_state[derived] = by_state.get(derived, 0) + 1
         sessions = list(dict.fromkeys([line.chat_id, *chats.get(node_id, [])]))
         nodes.append(
@@ -173,12 +178,18 @@ def events(draw: Any) -> EventLine:
 
 
 mappings = st.builds(
-    lambda chat, node, at: MappingLine(
-        chat_id=chat, local_id=f"plan:{node}", node_id=node, how="created", at=at
+    lambda chat, node, at, prerequisite: MappingLine(
+        chat_id=chat,
+        local_id=f"plan:{node}",
+        node_id=node,
+        how="created",
+        at=at,
+        prerequisite=prerequisite,
     ),
     chat_ids,
     node_ids,
     times,
+    st.booleans(),
 )
 checkpoints = st.builds(
     lambda chat, n, at: SessionCheckpoint(chat_id=chat, folded_at=n, run_id="run-1", at=at),
@@ -285,3 +296,55 @@ def test_a_layer_reads_through_counts_both_and_refuses_deletes() -> None:
     assert (sorted(layer), len(layer), base) == (["a", "b", "c"], 3, {"a": 1, "b": 2})
     with pytest.raises(TypeError):
         del layer["a"]
+
+
+def test_a_node_only_rested_on_is_unseen_until_a_chat_shows_it() -> None:
+    def mapping(chat: str, node: str, *, prerequisite: bool) -> MappingLine:
+        return MappingLine(
+            chat_id=chat,
+            local_id=f"{chat}:{node}:{prerequisite}",
+            node_id=node,
+            how="created",
+            at=T0,
+            prerequisite=prerequisite,
+        )
+
+    def states() -> dict[str, str]:
+        return {n.id: n.state for n in deriver.snapshot(state).nodes}
+
+    state, deriver = GraphState(), SnapshotDeriver()
+    lines = LedgerBatch(
+        propositions=[
+            PropositionLine(id=n, statement=n, chat_id="c0", created_at=T0) for n in ("n1", "n2")
+        ],
+        mappings=[mapping("c0", "n1", prerequisite=True), mapping("c0", "n2", prerequisite=True)],
+    )
+    deriver.apply(state, fold_into(state, lines))
+    assert states() == {"n1": "unseen", "n2": "unseen"}
+    assert deriver.snapshot(state).stats.by_state == {"unseen": 2}
+
+    # Another chat resting on it changes nothing; the same chat showing it supersedes.
+    delta = fold_into(state, LedgerBatch(mappings=[mapping("c1", "n1", prerequisite=True)]))
+    deriver.apply(state, delta)
+    assert states()["n1"] == "unseen"
+    delta = fold_into(state, LedgerBatch(mappings=[mapping("c0", "n1", prerequisite=False)]))
+    assert delta.mappings == [("c0", "n1")]
+    deriver.apply(state, delta)
+    assert states()["n1"] == "introduced"
+    (n1, _) = deriver.snapshot(state).nodes
+    assert n1.sessions == ["c0", "c1"]  # superseding is not a second session
+    checkpoint = SessionCheckpoint(chat_id="c0", folded_at=4, run_id="run-1", at=T0)
+    deriver.apply(state, fold_into(state, LedgerBatch(sessions=[checkpoint])))
+    assert [(s.chat_id, s.nodes) for s in deriver.snapshot(state).sessions] == [("c0", 2)]
+
+    # Shown is final: a later prerequisite line of the same chat folds away.
+    delta = fold_into(state, LedgerBatch(mappings=[mapping("c0", "n1", prerequisite=True)]))
+    assert delta.mappings == [] and not state.mappings["c0", "n1"].prerequisite
+
+    # A probe is evidence enough: an unseen node that was checked has a real state.
+    probe = EventLine(
+        id="e1", ref="r1", chat_id="c2", node_id="n2", kind="quiz_correct", at=T0, correct=True
+    )
+    deriver.apply(state, fold_into(state, LedgerBatch(events=[probe])))
+    assert states() == {"n1": "introduced", "n2": "verified"}
+    assert same(deriver.snapshot(state), reference_snapshot(state))
