@@ -13,10 +13,10 @@ from msgspec.structs import replace
 from backend.agent.extraction.auditor import create_auditor
 from backend.agent.extraction.extractor import create_extractor
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
-from backend.agent.extraction.pipeline import create_extraction_pipeline
+from backend.agent.extraction.pipeline import ChatIndex, create_extraction_pipeline
 from backend.agent.extraction.structured import response_schema
 from backend.core.errors import ModelError
-from backend.core.graph import GraphState, derive_snapshot, fold
+from backend.core.graph import GraphState, derive_snapshot, fold, fold_into
 from shared_contracts.extraction import AuditorOutput, ExtractorOutput
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.questions import Verdict
@@ -227,6 +227,19 @@ async def test_failure_before_the_merge_writes_nothing_and_the_next_run_retries(
     assert len(graph.appends) == 1
 
 
+def answer_open_quiz(record: Any) -> Any:
+    """`lesson_record(open_question=True)` with its open question answered (right)."""
+    last = record.messages[-1]
+    part = replace(
+        last.parts[0],
+        state="output-available",
+        output=GradedOutput(
+            answer="1/2", verdict=Verdict(correct=True, expected="1/2", given="1/2")
+        ),
+    )
+    return replace(record, messages=[*record.messages[:-1], replace(last, parts=[part])])
+
+
 async def offline_pipeline(chats: MemoryChatStore, graph: Any) -> Any:
     return create_extraction_pipeline(
         chats, graph, OfflineExtractor(), OfflineAuditor(), clock=FixedClock(), ids=SequentialIds()
@@ -257,17 +270,6 @@ async def test_offline_stages_grow_the_graph_from_a_lesson_with_no_model() -> No
     assert (await pipeline.run("c1")).nothing_to_do  # re-running changes nothing
     assert len(graph.appends) == 1
 
-    def answer_open_quiz(record: Any) -> Any:
-        last = record.messages[-1]
-        part = replace(
-            last.parts[0],
-            state="output-available",
-            output=GradedOutput(
-                answer="1/2", verdict=Verdict(correct=True, expected="1/2", given="1/2")
-            ),
-        )
-        return replace(record, messages=[*record.messages[:-1], replace(last, parts=[part])])
-
     await chats.update("c1", answer_open_quiz)
     second = await pipeline.run("c1")
     assert (second.new_nodes, second.new_edges, second.new_events) == (1, 1, 1)
@@ -293,3 +295,68 @@ async def test_a_second_chat_merges_into_the_same_nodes() -> None:
     assert all(n.sessions == ["c1", "c2"] for n in snapshot.nodes)
     assert snapshot.edges[0].chats == ["c1", "c2"]
     assert snapshot.stats.events == 10
+
+
+async def test_a_prerequisite_is_shown_to_the_extractor_until_the_chat_shows_it() -> None:
+    rule = "Adding numerators keeps the denominator"
+
+    def run_output(*, prerequisite: bool, quote: str) -> list:
+        return json_reply(
+            {
+                "propositions": [
+                    {
+                        "local_id": "rule",
+                        "statement": rule,
+                        "kind": "proposition",
+                        "plan_node": None,
+                        "evidence": [quote],
+                        "prerequisite": prerequisite,
+                    }
+                ],
+                "edges": [],
+                "attributions": [],
+            }
+        )
+
+    verdicts = json_reply(
+        {
+            "verdicts": [
+                {"item_kind": "proposition", "item": "rule", "supported": True, "reason": "ok"}
+            ]
+        }
+    )
+    chats, graph = MemoryChatStore(), MemoryGraphStore()
+    record = lesson_record(open_question=True)
+    await chats.create(record)
+    ext = ScriptedModel(
+        [
+            run_output(prerequisite=True, quote=TEACHER_RULE),
+            run_output(prerequisite=False, quote="The denominator stays the same when they match"),
+        ]
+    )
+    pipeline = create_extraction_pipeline(
+        chats,
+        graph,
+        create_extractor(ext),
+        create_auditor(ScriptedModel([verdicts, verdicts])),
+        clock=FixedClock(),
+        ids=SequentialIds(),
+    )
+    await pipeline.run("c1")
+    (node,) = snapshot_of(graph).nodes
+    assert (node.statement, node.state) == (rule, "unseen")
+
+    await chats.update("c1", answer_open_quiz)  # a new window to extract
+    report = await pipeline.run("c1")
+    known = msgspec.json.decode(ext.requests[1].messages[1].content)["known_nodes"]
+    assert known == [
+        {"id": node.id, "statement": rule, "kind": "proposition", "prerequisite": True}
+    ]
+    assert (report.new_nodes, report.merged) == (0, 1)
+    (node,) = snapshot_of(graph).nodes
+    assert node.state == "introduced"
+    state, index = GraphState(), ChatIndex()  # what a third run would be shown
+    for batch in graph.appends:
+        index.apply(state, fold_into(state, batch))
+    known = index.known(state, "c1")  # superseded, not listed twice
+    assert [(k.id, k.prerequisite) for k in known] == [(node.id, False)]

@@ -18,8 +18,10 @@ SYSTEM = """You audit items extracted from a tutoring transcript before they ent
 knowledge graph. Each item cites evidence already located in the transcript (speaker and
 message id given). For EVERY item answer with a verdict in ONE JSON object of the schema:
 supported = true only if the cited evidence shows it (a proposition: the learner knows it; a
-misconception: the learner held that wrong belief; an edge: the dependency is real; an
-attribution: the quiz tested that proposition). Give a short reason. When unsure: false."""
+prerequisite proposition: the session's material really rests on it, whether or not the
+learner showed it; a misconception: the learner held that wrong belief; an edge: the
+dependency is real; an attribution: the quiz tested that proposition). Give a short reason.
+When unsure: false."""
 
 
 def _quotes(evidence: list[Evidence]) -> list[dict[str, object]]:
@@ -37,6 +39,7 @@ def audit_document(job: AuditInput) -> dict[str, object]:
                     "item": p.local_id,
                     "statement": p.statement,
                     "kind": p.kind,
+                    **({"prerequisite": True} if p.prerequisite else {}),
                     "evidence": _quotes(p.evidence),
                 }
                 for p in f.propositions

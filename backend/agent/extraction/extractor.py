@@ -23,9 +23,15 @@ and answer with ONE JSON object of the given schema:
   `local_id`: a short id unique in your answer. `plan_node`: the id of the plan node this
   proposition is what that node teaches, else null. Something only the teacher said is NOT
   learned: include it only if a learner message or a graded answer shows it.
+- prerequisites: a proposition with `prerequisite` true is something the session's material
+  clearly rests on (the teacher names it as needed first, or a step uses it) that the learner
+  has NOT shown. Its evidence may be the teacher's words. Never a misconception; only a few
+  per session; add a "requires" edge from what needs it to it. A known node marked
+  prerequisite that the learner now shows: propose it again, same statement, not a
+  prerequisite.
 - evidence: quotes copied VERBATIM from the transcript text (at least 4 words each, no
-  paraphrase, no ellipsis); every proposition needs at least one quote from a "learner" or
-  "answer" entry.
+  paraphrase, no ellipsis); every proposition that is not a prerequisite needs at least one
+  quote from a "learner" or "answer" entry.
 - edges: "requires" (learning `from` needs `to` first) or "supports" (one backs the other);
   endpoints are your local ids or ids of known nodes. No self-loops.
 - attributions: for each new quiz WITHOUT a plan_node, the proposition (local id or known node
@@ -49,7 +55,13 @@ class LlmExtractor:
                 for n in (plan.nodes if plan else [])
             ],
             "known_nodes": [
-                {"id": k.id, "statement": k.statement, "kind": k.kind} for k in job.known
+                {
+                    "id": k.id,
+                    "statement": k.statement,
+                    "kind": k.kind,
+                    **({"prerequisite": True} if k.prerequisite else {}),
+                }
+                for k in job.known
             ],
             "transcript": transcript_document(job.record, job.start, job.upto),
             "quizzes": quiz_document(job.record, job.start, job.upto),

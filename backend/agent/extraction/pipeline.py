@@ -76,7 +76,10 @@ class ChatIndex:
     def apply(self, state: GraphState, delta: FoldDelta) -> None:
         """Index what `delta` (just folded into `state`, the view's own) added."""
         for chat_id, node_id in delta.mappings:
-            self._mine.setdefault(chat_id, []).append(node_id)
+            mine = self._mine.setdefault(chat_id, [])
+            # Only a match can supersede a prerequisite mapping of the chat: already listed.
+            if state.mappings[chat_id, node_id].how == "created" or node_id not in mine:
+                mine.append(node_id)
         # `local` is a plain dict that only grows: its new entries are its last ones.
         new = len(state.local) - self._locals
         added = list(islice(reversed(state.local.items()), new))
@@ -94,6 +97,7 @@ class ChatIndex:
                 statement=state.nodes[node].statement,
                 kind=state.nodes[node].kind,
                 plan_node=plan_of.get(node),
+                prerequisite=state.mappings[chat_id, node].prerequisite,
             )
             for node in self._mine.get(chat_id, [])[-MAX_KNOWN_NODES:]
             if node in state.nodes

@@ -22,6 +22,8 @@ class KnownNode:
     kind: str
     plan_node: str | None = None
     """The plan node of this chat the node was mapped from, if any."""
+    prerequisite: bool = False
+    """The chat only rested on it so far (the learner has not shown it)."""
 
 
 @dataclass(frozen=True, slots=True)
