@@ -435,6 +435,11 @@ def test_bad_lesson_files_are_typed_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_bytes(msgspec.json.encode(misspelt))
     with pytest.raises(CorruptRecord, match=r"bad\.json.*reteach_text"):
         load_lessons(tmp_path)
+    unquoted = msgspec.json.decode(good)
+    unquoted["nodes"][1]["rests_on"][0]["quote"] = "a sentence the teaching never says"
+    (tmp_path / "bad.json").write_bytes(msgspec.json.encode(unquoted))
+    with pytest.raises(CorruptRecord, match=r"equivalent-fractions.*rests_on quote"):
+        load_lessons(tmp_path)
 
 
 def test_offline_module_does_not_import_litellm() -> None:

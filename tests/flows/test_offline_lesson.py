@@ -43,6 +43,7 @@ async def test_a_whole_offline_lesson_with_three_quizzes(tmp_path):
             chat = (await http.post("/api/chats", json={})).json()["id"]
             log = await take_lesson(f"ws://{host}/api/chats/{chat}/ws", "teach me fractions")
             view = (await http.get(f"/api/chats/{chat}")).json()
+            (await http.post(f"/api/chats/{chat}/extract")).raise_for_status()  # End session
             graph = (await http.get("/api/graph")).json()
     assert not log.errors, log.errors
     assert len(log.verdicts) >= 3
@@ -58,6 +59,14 @@ async def test_a_whole_offline_lesson_with_three_quizzes(tmp_path):
     assert view["plan"]["nodes"]
     assert view["pending_question"] is None
     assert graph["stats"]["nodes"] >= 1 and graph["stats"]["events"] >= 3
+    # What the lesson rested on without teaching it: outline-only nodes, backed by the
+    # teacher's own sentence, that the nodes needing them point at.
+    unseen = {n["statement"]: n for n in graph["nodes"] if n["state"] == "unseen"}
+    assert set(unseen) == {"Multiplying and dividing whole numbers", "Adding whole numbers"}
+    assert all(n["evidence"][0]["speaker"] == "teacher" for n in unseen.values())
+    needs = {e["to"] for e in graph["edges"] if e["type"] == "requires"}
+    assert {n["id"] for n in unseen.values()} <= needs
+    assert graph["stats"]["by_state"]["unseen"] == 2
     print(
         f"\nlesson: {len(log.turns)} turns, {len(log.questions)} questions,"
         f" {len(log.verdicts)} verdicts, graph {graph['stats']}"

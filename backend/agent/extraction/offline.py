@@ -4,6 +4,7 @@ the plan tree and the graded quizzes, with quotes taken verbatim from the transc
 from __future__ import annotations
 
 from backend.agent.extraction.stages import AuditInput, ExtractionInput
+from backend.agent.offline.lessons import Lesson, lesson_for_goal, load_lessons
 from backend.core.evidence_gate import render_answer
 from backend.core.graph_probes import quiz_probes
 from shared_contracts.extraction import (
@@ -18,7 +19,17 @@ from shared_contracts.extraction import (
 class OfflineExtractor:
     """Rules: one proposition per plan node probed by a graded quiz in the window (statement
     = title + summary, evidence = the quiz's answer); `requires` edges from parent to child;
-    one misconception per wrong answer (the wrong belief itself, evidence = that answer)."""
+    one misconception per wrong answer (the wrong belief itself, evidence = that answer);
+    for a probed node of an offline lesson, what it `rests_on` as a prerequisite (evidence =
+    the teaching sentence that relies on it) with a `requires` edge to it."""
+
+    def __init__(self, lessons: list[Lesson] | None = None) -> None:
+        self._lessons = lessons
+
+    def _lesson(self, goal: str) -> Lesson | None:
+        if self._lessons is None:
+            self._lessons = load_lessons()
+        return lesson_for_goal(goal, self._lessons)
 
     async def extract(self, job: ExtractionInput) -> ExtractorOutput:
         plan = job.record.plan
@@ -66,6 +77,23 @@ class OfflineExtractor:
             and n.id in endpoint
             and (n.id in evidence or n.parent in evidence)
         ]
+        lesson = self._lesson(plan.goal) if plan and evidence else None
+        taught = {n.id: n for n in (lesson.nodes if lesson else [])}
+        for node_id in evidence:
+            rests_on = taught[node_id].rests_on if node_id in taught else []
+            for i, pre in enumerate(rests_on):
+                local_id = f"rests-{node_id}-{i}"
+                propositions.append(
+                    ProposedProposition(
+                        local_id=local_id,
+                        statement=pre.statement,
+                        kind="proposition",
+                        plan_node=None,
+                        evidence=[pre.quote],
+                        prerequisite=True,
+                    )
+                )
+                edges.append(ProposedEdge(from_=f"plan-{node_id}", to=local_id, type="requires"))
         return ExtractorOutput(propositions=propositions, edges=edges, attributions=[])
 
 

@@ -31,8 +31,17 @@ class AskSpec(_Data, kw_only=True):
     )
 
 
+class Prerequisite(_Data, kw_only=True):
+    """Something a node rests on that the lesson does not teach. `quote` is a sentence of the
+    node's `teach` text that relies on it: the offline extractor's evidence."""
+
+    statement: Short
+    quote: Short
+
+
 class LessonNode(_Data, kw_only=True):
-    """One plan node: its teaching text, one quiz, a re-teach text, optional job briefs."""
+    """One plan node: its teaching text, one quiz, a re-teach text, optional job briefs, and
+    what it rests on without teaching it."""
 
     id: Id
     title: Short
@@ -44,6 +53,7 @@ class LessonNode(_Data, kw_only=True):
     research: str = ""
     demo: str = ""
     visual: str = ""
+    rests_on: list[Prerequisite] = msgspec.field(default_factory=list)
 
     def job_briefs(self) -> list[tuple[str, str]]:
         """(tool name, brief) for each background job this node asks for, in a fixed order."""
@@ -89,8 +99,18 @@ def _load(path: Path) -> Lesson:
             raise CorruptRecord(str(path), f"duplicate node id {node.id!r}")
         if node.parent is not None and node.parent not in seen:
             raise CorruptRecord(str(path), f"node {node.id!r}: parent must come first")
+        for pre in node.rests_on:
+            if pre.quote not in node.teach:
+                raise CorruptRecord(
+                    str(path), f"node {node.id!r}: rests_on quote not in its teach text"
+                )
         seen.add(node.id)
     return lesson
+
+
+def lesson_for_goal(goal: str, lessons: list[Lesson]) -> Lesson | None:
+    """The lesson whose plan goal (or title) is exactly `goal`."""
+    return next((x for x in lessons if goal in (x.goal, x.title)), None)
 
 
 def match_lesson(text: str, lessons: list[Lesson]) -> Lesson | None:
