@@ -34,14 +34,24 @@ LINE_CHARS = 26
 """Characters that fit a line of a NODE_WIDTH node (a little under, so estimates run tall)."""
 LABEL_CHARS = 140
 """A longer statement is cut in its node's label; the side panel shows it whole."""
-STATES = ("verified", "introduced", "shaky", "misconception")
+STATES = ("verified", "introduced", "shaky", "misconception", "unseen")
+"""Legend and filter order: what the learner has shown first, what nobody checked last."""
 STATE_STYLE = {
     # state: (label, icon, fill, border, text)
     "verified": ("verified", "✓", "#d3f9d8", "#2f9e44", "#0b3d17"),
     "introduced": ("introduced", "○", "#e7ecf2", "#64748b", "#1e293b"),
     "shaky": ("shaky", "!", "#fff3bf", "#f08c00", "#4a3000"),
     "misconception": ("misconception", "✗", "#ffe3e3", "#e03131", "#5c0a0a"),
+    # outline only: no fill, so theme colours keep the text readable in light and dark mode
+    "unseen": ("not yet seen", "?", "transparent", "var(--gray-9)", "var(--gray-12)"),
 }
+OUTLINED = frozenset({"unseen"})
+"""States drawn as an outline: a dashed border, no fill."""
+UNSEEN_NOTE = (
+    "Not yet seen: a session you took rests on this, but no session has taught or checked it yet."
+)
+SPEAKERS = {"learner": "You said", "answer": "Your answer", "teacher": "The teacher said"}
+"""Who an evidence quote is from, as the side panel names them."""
 
 
 @dataclasses.dataclass
@@ -50,6 +60,8 @@ class StateCount:
     label: str = ""
     icon: str = ""
     colour: str = ""
+    outline: bool = False
+    """Drawn as a dashed ring with no fill, like the node itself."""
     count: int = 0
 
 
@@ -71,6 +83,13 @@ class ProbeRow:
 
 
 @dataclasses.dataclass
+class Quote:
+    text: str = ""
+    who: str = ""
+    """"You said", "Your answer" or "The teacher said"."""
+
+
+@dataclasses.dataclass
 class NodeDetail:
     id: str = ""
     statement: str = ""
@@ -80,10 +99,16 @@ class NodeDetail:
     icon: str = ""
     colour: str = ""
     sessions: list[SessionLink] = dataclasses.field(default_factory=list)
-    quotes: list[str] = dataclasses.field(default_factory=list)
+    note: str = ""
+    """Why the node is in the graph, when its state alone does not say (not yet seen)."""
+    quotes: list[Quote] = dataclasses.field(default_factory=list)
     probes: list[ProbeRow] = dataclasses.field(default_factory=list)
     no_probes: str = ""
     """What the probe history says when it is empty (a misconception is seen, not quizzed)."""
+    learn: bool = False
+    """Never taught: the panel's action is to learn it, not to practise it."""
+    action: str = ""
+    """The action's label: "Learn this" or "Practise this"."""
 
 
 def layers(nodes: list[GraphNode], edges: list[GraphEdge]) -> dict[str, int]:
@@ -173,17 +198,18 @@ def label_lines(label: str) -> int:
 
 
 def _flow_node(node: GraphNode, label: str, x: int, y: int, new: bool) -> dict[str, Any]:
-    _, _, fill, border, text = STATE_STYLE[node.state]
+    state_label, _, fill, border, text = STATE_STYLE[node.state]
+    dashed = node.kind == "misconception" or node.state in OUTLINED
     return {
         "id": node.id,
         "position": {"x": x, "y": y},
         "data": {"label": label},
-        "ariaLabel": f"{plain_math(node.statement)} ({node.state})",
+        "ariaLabel": f"{plain_math(node.statement)} ({state_label})",
         "sourcePosition": "right",
         "targetPosition": "left",
         "style": {
             "background": fill,
-            "border": f"2px {'dashed' if node.kind == 'misconception' else 'solid'} {border}",
+            "border": f"2px {'dashed' if dashed else 'solid'} {border}",
             "color": text,
             "width": NODE_WIDTH,
             "whiteSpace": "pre-line",
@@ -192,7 +218,10 @@ def _flow_node(node: GraphNode, label: str, x: int, y: int, new: bool) -> dict[s
             "lineHeight": f"{LINE_HEIGHT}px",
             "textAlign": "left",
             "borderRadius": "8px",
-            "boxShadow": f"0 0 0 4px {border}55" if new else "none",
+            # a third of the border colour, which may be a theme variable rather than hex
+            "boxShadow": f"0 0 0 4px color-mix(in srgb, {border} 33%, transparent)"
+            if new
+            else "none",
         },
     }
 
@@ -324,7 +353,7 @@ def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str,
 
 
 def counts(snapshot: GraphSnapshot) -> list[StateCount]:
-    """Nodes per derived state, in legend order (all four, zeros included)."""
+    """Nodes per derived state, in legend order (every state, zeros included)."""
     tally = dict.fromkeys(STATES, 0)
     for node in snapshot.nodes:
         tally[node.state] = tally.get(node.state, 0) + 1
@@ -334,6 +363,7 @@ def counts(snapshot: GraphSnapshot) -> list[StateCount]:
             label=STATE_STYLE[s][0],
             icon=STATE_STYLE[s][1],
             colour=STATE_STYLE[s][3],
+            outline=s in OUTLINED,
             count=tally[s],
         )
         for s in STATES
@@ -377,6 +407,16 @@ def detail(
     if node is None:
         return None
     label, icon, _, border, _ = STATE_STYLE[node.state]
+    unseen = node.state == "unseen"
+    quotes: dict[str, Quote] = {}
+    for evidence in node.evidence:
+        quotes.setdefault(evidence.quote, Quote(evidence.quote, SPEAKERS[evidence.speaker]))
+    if node.kind == "misconception":
+        no_probes = "Seen in the answer quoted above; questions check the idea it gets wrong."
+    elif unseen:
+        no_probes = "No questions yet: learn it first, then a question can check it."
+    else:
+        no_probes = "Not checked by a question yet."
     return NodeDetail(
         id=node.id,
         statement=node.statement,
@@ -386,7 +426,8 @@ def detail(
         icon=icon,
         colour=border,
         sessions=session_links(node.sessions, titles),
-        quotes=list(dict.fromkeys(e.quote for e in node.evidence)),
+        note=UNSEEN_NOTE if unseen else "",
+        quotes=list(quotes.values()),
         probes=[
             ProbeRow(
                 question=p.question,
@@ -398,9 +439,7 @@ def detail(
             )
             for p in sorted(node.probes, key=lambda p: p.at, reverse=True)
         ],
-        no_probes=(
-            "Seen in the answer quoted above; questions check the idea it gets wrong."
-            if node.kind == "misconception"
-            else "Not checked by a question yet."
-        ),
+        no_probes=no_probes,
+        learn=unseen,
+        action="Learn this" if unseen else "Practise this",
     )

@@ -73,6 +73,7 @@ def test_filters_counts_and_sessions():
         "introduced": 1,
         "shaky": 1,
         "misconception": 1,
+        "unseen": 0,
     }
     assert sessions(SNAP) == ["c1", "c2"]
 
@@ -82,7 +83,7 @@ def test_detail_has_quotes_and_probe_history():
     probe = Probe(at=AT, chat_id="c1", question="1/2 of 4?", answer="2", expected="2", correct=True)
     snap = GraphSnapshot(nodes=[_node("a", "verified", evidence=[ev], probes=[probe])])
     d = detail(snap, "a")
-    assert d is not None and d.quotes == ["half is 1/2"]
+    assert d is not None and [(q.text, q.who) for q in d.quotes] == [("half is 1/2", "You said")]
     assert (d.probes[0].question, d.probes[0].verdict, d.probes[0].session) == (
         "1/2 of 4?",
         "✓ right",

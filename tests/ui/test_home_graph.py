@@ -87,7 +87,7 @@ def test_the_panel_names_sessions_by_title_and_shows_a_quote_once():
     probe = Probe(at=AT, chat_id="c1", question="q", answer="a", expected="a", correct=True)
     snap = GraphSnapshot(nodes=[_node("a", evidence=[quote, quote], probes=[probe])])
     found = detail(snap, "a", {"c1": "Teach me fractions"})
-    assert found is not None and found.quotes == ["half is 1/2"]
+    assert found is not None and [q.text for q in found.quotes] == ["half is 1/2"]
     assert [(s.id, s.title) for s in found.sessions] == [("c1", "Teach me fractions")]
     assert found.probes[0].session_title == "Teach me fractions"
     unknown = detail(snap, "a")

@@ -10,8 +10,15 @@ from ui.graph_view import StateCount
 def state_badge(count: StateCount) -> rx.Component:
     return rx.hstack(
         rx.box(
-            rx.text(count.icon, weight="bold", size="2", color="white"),
-            background=count.colour,
+            rx.text(
+                count.icon,
+                weight="bold",
+                size="2",
+                color=rx.cond(count.outline, "var(--gray-12)", "white"),
+            ),
+            # an outlined state is a dashed ring with no fill, as its nodes are drawn
+            background=rx.cond(count.outline, "transparent", count.colour),
+            border=rx.cond(count.outline, "2px dashed " + count.colour, "none"),
             border_radius="999px",
             width="1.5em",
             height="1.5em",

@@ -8,7 +8,7 @@ from ui.components.flow import flow_background, flow_controls, flow_minimap, rea
 from ui.components.legend import legend
 from ui.components.panel import PANEL
 from ui.components.safe_markdown import safe_markdown
-from ui.graph_view import STATES, ProbeRow
+from ui.graph_view import STATE_STYLE, STATES, ProbeRow, Quote
 from ui.state.home_state import ChatRow, HomeState
 from ui.state.room_state import RoomState
 
@@ -94,6 +94,13 @@ def _probe(probe: ProbeRow) -> rx.Component:
     )
 
 
+def _quote(quote: Quote) -> rx.Component:
+    return rx.box(
+        rx.text(quote.who, size="1", color_scheme="gray", weight="medium"),
+        rx.blockquote(safe_markdown(quote.text), size="2"),
+    )
+
+
 def node_panel() -> rx.Component:
     d = H.selected
     return rx.vstack(
@@ -109,6 +116,7 @@ def node_panel() -> rx.Component:
                     ("misconception", "red"),
                     "gray",
                 ),
+                variant=rx.cond(d.state == "unseen", "outline", "soft"),
                 size="2",
             ),
             rx.cond(
@@ -130,9 +138,13 @@ def node_panel() -> rx.Component:
             line_height="1.35",
             id="node-statement",
         ),
+        rx.cond(
+            d.note != "",
+            rx.text(d.note, size="2", color_scheme="gray", id="node-note"),
+        ),
         rx.button(
-            rx.icon("dumbbell"),
-            "Practise this",
+            rx.cond(d.learn, rx.icon("book-open"), rx.icon("dumbbell")),
+            d.action,
             on_click=H.practise,
             loading=H.creating,
             size="2",
@@ -142,7 +154,7 @@ def node_panel() -> rx.Component:
         rx.cond(
             d.quotes.length() > 0,
             rx.vstack(
-                rx.foreach(d.quotes, lambda q: rx.blockquote(safe_markdown(q), size="2")),
+                rx.foreach(d.quotes, _quote),
                 spacing="2",
             ),
             rx.text("No quotes recorded.", size="2", color_scheme="gray"),
@@ -215,7 +227,7 @@ def filters() -> rx.Component:
             rx.select.trigger(aria_label="Filter by state"),
             rx.select.content(
                 rx.select.item("all states", value="all"),
-                *[rx.select.item(s, value=s) for s in STATES],
+                *[rx.select.item(STATE_STYLE[s][0], value=s) for s in STATES],
             ),
             value=H.filter_state,
             on_change=H.set_filter_state,

@@ -184,19 +184,20 @@ class HomeState(rx.State):
 
     @rx.event
     async def practise(self):
-        """ "Practise this": a chat aimed at the selected node, opened with its first message."""
+        """ "Practise this" ("Learn this" for a node not yet seen): a chat aimed at the
+        selected node, opened with its first message."""
         if self.creating or not self.has_selected:
             return None
-        statement = self.selected.statement
+        statement, learn = self.selected.statement, self.selected.learn
         self.creating = True
         try:
-            chat = await api.create_chat(practise_title(statement))
+            chat = await api.create_chat(practise_title(statement, learn))
         except api.ApiError as exc:
             self.error = f"Could not start a session: {exc}"
             return None
         finally:
             self.creating = False
-        return rx.redirect(practise_href(chat.id, statement))
+        return rx.redirect(practise_href(chat.id, statement, learn))
 
     @rx.event
     async def new_session(self):
