@@ -11,7 +11,7 @@ from tests.ui.state_doubles import substate
 from ui import api
 from ui.components.legend import legend
 from ui.graph_view import STATE_STYLE, STATES, counts, detail, flow_nodes
-from ui.pages.home import filters, node_panel
+from ui.pages.home import filters, graph_canvas, node_panel
 from ui.practise import practise_ask, practise_href, practise_title
 from ui.state.home_state import HomeState
 
@@ -59,6 +59,10 @@ def test_an_unseen_node_is_an_outline_with_its_own_icon_and_word():
 def test_a_new_outlined_node_gets_a_valid_highlight_ring():
     ring = _flow("times", new_session="c1")["style"]["boxShadow"]
     assert ring == "0 0 0 4px color-mix(in srgb, var(--gray-9) 33%, transparent)"
+
+
+def test_the_minimap_strokes_nodes_so_an_unfilled_one_shows_there_too():
+    assert 'nodeStrokeColor:"var(--gray-9)"' in str(graph_canvas())
 
 
 def test_an_unseen_prerequisite_sits_left_of_what_needs_it():

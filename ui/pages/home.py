@@ -284,7 +284,12 @@ def graph_canvas() -> rx.Component:
                 pannable=True,
                 zoomable=True,
                 display=rx.breakpoints(initial="none", md="block"),
-                custom_attrs={"style": {"width": 140, "height": 96}},
+                # a stroke, so nodes drawn without fill (not yet seen) show there too
+                custom_attrs={
+                    "style": {"width": 140, "height": 96},
+                    "nodeStrokeColor": "var(--gray-9)",
+                    "nodeStrokeWidth": 3,
+                },
             ),
             key=H.flow_key,
             default_nodes=H.nodes,
