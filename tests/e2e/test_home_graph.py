@@ -1,5 +1,6 @@
-"""Home after two lessons, in a real browser: keyboard selection, session titles, filters
-that recover, and a graph that shows at phone width."""
+"""Home after two lessons, in a real browser: outlined "not yet seen" prerequisites,
+keyboard selection, session titles, filters that recover, and a graph that shows at phone
+width."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Serv
     graph = page.locator("#graph")
     await expect(graph.locator(".lh-session-title")).to_have_count(2, timeout=30_000)
     await expect(graph.get_by_text("Teach me photosynthesis", exact=True)).to_be_visible()
+
+    # What a lesson rested on but never taught is an outline, as is its legend entry; its
+    # action is to learn it.
+    unseen = graph.locator(".react-flow__node", has_text="— not yet seen").first
+    await expect(unseen).to_have_css("background-color", "rgba(0, 0, 0, 0)")
+    await expect(unseen).to_have_css("border-top-style", "dashed")
+    await expect(page.get_by_label("Legend")).to_contain_text("not yet seen")
+    await unseen.click()
+    await expect(page.locator("#node-note")).to_contain_text("Not yet seen")
+    await expect(page.locator("#practise-this")).to_have_text("Learn this")
 
     # Enter on a focused node opens its panel; sessions are named by title, not by id.
     await graph.locator(".react-flow__node.selectable").first.focus()
