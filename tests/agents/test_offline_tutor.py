@@ -10,6 +10,7 @@ import pytest
 
 from backend.agent.offline import OfflineTutor, load_lessons
 from backend.agent.offline.lessons import Lesson, match_lesson
+from backend.agent.offline.script import requested_topic
 from backend.core.errors import CorruptRecord
 from shared_contracts.base import Inbound
 from shared_contracts.jobs import DemoPage, JobResult, ResearchNote, Visual
@@ -449,3 +450,15 @@ def test_offline_module_does_not_import_litellm() -> None:
     code = "import sys, backend.agent.offline; print('litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_a_topic_the_library_lacks_is_named_before_the_menu() -> None:
+    loop = Loop(OfflineTutor())
+    (step,) = await loop.say("Help me learn: Adding whole numbers")
+    text = step.done.message.content
+    assert "I have no lesson on “Adding whole numbers” in my offline library" in text
+    assert text.index("Adding whole numbers") < text.index("1. **Fractions**")
+    (hello,) = await Loop(OfflineTutor()).say("hello")
+    assert "I have no lesson" not in hello.done.message.content  # not a request for a topic
+    assert requested_topic("can you teach me chemistry?") == "can you teach me chemistry?"
+    assert requested_topic("explain: " + "x" * 200).endswith("x…")

@@ -22,12 +22,20 @@ def menu(lessons: list[Lesson]) -> str:
     )
 
 
-def greeting(lessons: list[Lesson]) -> str:
+def greeting(lessons: list[Lesson], missing_topic: str = "") -> str:
+    """The menu; `missing_topic` (what the learner asked for, when no lesson covers it) is
+    named first, so a request the library cannot serve is answered, not ignored."""
+    missing = (
+        f"I have no lesson on “{missing_topic}” in my offline library (with a model key, the "
+        "teacher can teach any topic).\n\n"
+        if missing_topic
+        else ""
+    )
     return (
         f"Hi! {GREETING_MARK}: I run without a model key and teach from a small built-in "
         "library, planning each lesson, checking with questions and re-teaching when "
-        f"something doesn't click.\n\nWhat would you like to learn?\n\n{menu(lessons)}\n\n"
-        "Type a topic or its number."
+        f"something doesn't click.\n\n{missing}What would you like to learn?\n\n"
+        f"{menu(lessons)}\n\nType a topic or its number."
     )
 
 

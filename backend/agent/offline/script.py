@@ -9,6 +9,7 @@ last node: a recap and `stop`. Finished jobs are acknowledged once, whenever the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -88,7 +89,7 @@ def _choose(t: Transcript, lessons: list[Lesson], prefix: list[str], since: int)
     if lesson is None and query and t.said(phrases.GREETING_MARK, after=since):
         lesson = lessons[0]  # asked once already: don't loop on an unclear answer
     if lesson is None:
-        return Reply(_join(*prefix, phrases.greeting(lessons)))
+        return Reply(_join(*prefix, phrases.greeting(lessons, requested_topic(query))))
     args = PlanInitArgs(
         goal=lesson.goal,
         nodes=[
@@ -97,6 +98,20 @@ def _choose(t: Transcript, lessons: list[Lesson], prefix: list[str], since: int)
         ],
     )
     return Reply(_join(*prefix, phrases.plan_intro(lesson)), [("plan_init", args)])
+
+
+_TOPIC_REQUEST = re.compile(r"\b(learn|teach|practi[cs]e|explain|study)\b", re.IGNORECASE)
+TOPIC_CHARS = 80
+
+
+def requested_topic(text: str) -> str:
+    """The topic a message asks to learn ("Help me learn: X" → "X"), or "" when it does not
+    ask for one (a greeting, an unclear reply)."""
+    if not _TOPIC_REQUEST.search(text):
+        return ""
+    _, colon, tail = text.partition(":")
+    topic = " ".join((tail if colon and tail.strip() else text).split())
+    return topic if len(topic) <= TOPIC_CHARS else topic[: TOPIC_CHARS - 1] + "…"
 
 
 def _question_open(t: Transcript, segment: list[Call]) -> bool:
