@@ -5,12 +5,12 @@ prerequisite and sits in a layer left of A; arrows run from prerequisite to depe
 are labelled "needed for", which reads true along the arrow.
 `supports` edges are drawn dashed and do not change the layers.
 
-Nodes are grouped by the session that first taught them: one block per session, under
-the session's title, packed in rows so the whole fits the canvas (oldest left, newest row
-on top, so what a node rests on sits left of or below it); inside a block, one column per
-layer (a layer taller than COLUMN_MAX_HEIGHT wraps into another column), each node as
-tall as its wrapped label. A prerequisite first taught in a later session than its
-dependant is the one case drawn right of or above it.
+Nodes are grouped by the session that first taught them: one block per session, under the
+session's title, packed in rows so the whole fits the canvas (oldest left, newest row on
+top, so what a node rests on sits left of or below it); inside a block, one column per layer
+(a layer taller than COLUMN_MAX_HEIGHT wraps into another column, what the next layer needs
+in the column nearest it), each node as tall as its wrapped label. A prerequisite first
+taught in a later session than its dependant is the one case drawn right of or above it.
 """
 
 from __future__ import annotations
@@ -112,12 +112,16 @@ class NodeDetail:
 
 
 def layers(nodes: list[GraphNode], edges: list[GraphEdge]) -> dict[str, int]:
-    """Each node's layer: 0 without prerequisites, else 1 + its deepest prerequisite's."""
+    """Each node's layer: 1 + its deepest prerequisite's. A node without prerequisites sits
+    just left of the nearest layer that needs it (0 when nothing does), so its arrows stay
+    short instead of running behind the columns in between."""
     ids = {n.id for n in nodes}
     prereqs: dict[str, list[str]] = {n.id: [] for n in nodes}
+    dependants: dict[str, list[str]] = {n.id: [] for n in nodes}
     for edge in edges:
         if edge.type == "requires" and edge.from_ in ids and edge.to in ids:
             prereqs[edge.from_].append(edge.to)
+            dependants[edge.to].append(edge.from_)
     depth: dict[str, int] = {}
     visiting: set[str] = set()
 
@@ -134,6 +138,9 @@ def layers(nodes: list[GraphNode], edges: list[GraphEdge]) -> dict[str, int]:
 
     for node in nodes:
         visit(node.id)
+    for node_id, needed_by in dependants.items():
+        if needed_by and not prereqs[node_id]:
+            depth[node_id] = max(0, min(depth[d] for d in needed_by) - 1)
     return depth
 
 
@@ -298,6 +305,9 @@ def flow_nodes(
     """React Flow nodes in session blocks of layers; nodes from session `highlight` stand
     out. Each block whose session has a title in `titles` (chat id → title) is headed by it."""
     depth = layers(nodes, edges)
+    # In a layer, what a later layer needs comes last: when the layer wraps into columns,
+    # those nodes land in the column next to their dependants.
+    needed = {e.to for e in edges if e.type == "requires"}
     rank = {chat_id: i for i, chat_id in enumerate(session_order)}
     members_of: dict[str, list[GraphNode]] = {}
     for node in nodes:
@@ -306,7 +316,10 @@ def flow_nodes(
     sizes: list[tuple[int, int]] = []
     for chat_id in sorted(members_of, key=lambda c: (rank.get(c, len(rank)), c)):
         block: list[dict[str, Any]] = []
-        members = sorted(members_of[chat_id], key=lambda n: (depth[n.id], n.statement.lower()))
+        members = sorted(
+            members_of[chat_id],
+            key=lambda n: (depth[n.id], n.id in needed, n.statement.lower()),
+        )
         layer, x, y, bottom = depth[members[0].id], 0, TITLE_HEIGHT, 0
         for node in members:
             new = bool(highlight) and highlight in node.sessions

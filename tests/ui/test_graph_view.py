@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot, Probe
 from tests.ui.samples import AT
-from ui.graph_view import counts, detail, filtered, flow_edges, flow_nodes, layers, sessions
+from ui.graph_view import (
+    COLUMN_WIDTH,
+    counts,
+    detail,
+    filtered,
+    flow_edges,
+    flow_nodes,
+    layers,
+    sessions,
+)
 
 
 def _node(node_id: str, state: str = "introduced", chats=("c1",), **extra) -> GraphNode:
@@ -34,6 +43,25 @@ SNAP = GraphSnapshot(nodes=NODES, edges=EDGES)
 
 def test_layers_put_prerequisites_first_and_ignore_supports():
     assert layers(NODES, EDGES) == {"a": 0, "b": 1, "c": 2, "d": 0}
+
+
+def test_a_node_without_prerequisites_sits_just_left_of_what_needs_it():
+    chain = [_node(n) for n in ("base", "mid", "top", "side", "alone")]
+    needs = [
+        GraphEdge(from_="mid", to="base", type="requires"),
+        GraphEdge(from_="top", to="mid", type="requires"),
+        GraphEdge(from_="top", to="side", type="requires"),  # side is only needed by top
+    ]
+    assert layers(chain, needs) == {"base": 0, "mid": 1, "top": 2, "side": 1, "alone": 0}
+
+
+def test_in_a_wrapped_layer_what_the_next_layer_needs_sits_nearest_to_it():
+    loose = [_node(f"m{i}", "misconception") for i in range(8)]  # no edges: first columns
+    needed, user = _node("a-needed"), _node("user")  # first by name, last by need
+    edges = [GraphEdge(from_="user", to="a-needed", type="requires")]
+    pos = {n["id"]: n["position"] for n in flow_nodes([needed, *loose, user], edges)}
+    assert pos["m0"]["x"] < pos["a-needed"]["x"] == max(pos[f"m{i}"]["x"] for i in range(8))
+    assert pos["user"]["x"] - pos["a-needed"]["x"] == COLUMN_WIDTH
 
 
 def test_layers_survive_a_cycle():
