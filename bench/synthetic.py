@@ -149,8 +149,17 @@ def generate(sizes: Sizes, seed: int = SEED) -> LedgerBatch:
                 ],
             )
         )
+        # One node in 20 a prerequisite its chat only rested on (not drawn from `rng`, so the
+        # rest of the data is what earlier runs measured).
         mappings.append(
-            MappingLine(chat_id=chat, local_id=f"plan:p{i}", node_id=_node(i), how="created", at=at)
+            MappingLine(
+                chat_id=chat,
+                local_id=f"plan:p{i}",
+                node_id=_node(i),
+                how="created",
+                at=at,
+                prerequisite=i % 20 == 19,
+            )
         )
         if rng.random() < 0.1:
             other = _chat(rng.randrange(sizes.chats))
