@@ -242,8 +242,9 @@ class RoomState(rx.State):
         self.confidence = "" if not isinstance(choice, str) or choice == "unsaid" else choice
 
     @rx.event
-    def submit_answer(self, form_data: dict | None = None) -> None:
-        """Sends the dock's answer as an `answer` frame; the server grades it."""
+    def submit_answer(self) -> None:
+        """Sends the dock's answer as an `answer` frame; the server grades it. The dock's
+        controls live in state, so the form passes no form data (none is read)."""
         if not self.q_visible or self.q_checking:
             return
         frame = build_answer(self.q_id, self.q_kind, self.choice, self.answer_text, self.confidence)

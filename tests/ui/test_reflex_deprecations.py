@@ -1,0 +1,24 @@
+"""Our pages use Reflex's supported API: building them prints no deprecation notice (each
+one is a feature Reflex will remove; the browser tests check `reflex run` says none too)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_PAGES = """
+import ui.app
+from ui.pages import classroom, home, replay
+classroom.classroom(); home.home(); replay.replay()
+"""
+
+
+def test_building_every_page_prints_no_reflex_deprecation():
+    # A fresh interpreter: Reflex prints each notice once per process.
+    run = subprocess.run(
+        [sys.executable, "-c", BUILD_PAGES], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert "deprecated" not in run.stdout + run.stderr
