@@ -8,6 +8,11 @@ config = rx.Config(
     backend_host="127.0.0.1",
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin()],
+    # The app's Radix theme (light/dark follow the system, or the header's toggle).
+    plugins=[
+        rx.plugins.RadixThemesPlugin(
+            theme=rx.theme(appearance="inherit", accent_color="indigo", radius="medium")
+        )
+    ],
     disable_plugins=[rx.plugins.SitemapPlugin],
 )

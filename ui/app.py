@@ -38,9 +38,7 @@ STYLE = {
     ":focus-visible": {"outline": "2px solid var(--accent-9)", "outline_offset": "2px"},
 }
 
-app = rx.App(
-    theme=rx.theme(appearance="inherit", accent_color="indigo", radius="medium"),
-    style=STYLE,
-)
+# The Radix theme is configured in `rxconfig.py` (`App(theme=...)` is deprecated).
+app = rx.App(style=STYLE)
 
 __all__ = ["app", "pages", "replay"]

@@ -98,6 +98,9 @@ async def test_new_learner_does_a_whole_offline_lesson(servers, page: Page, arti
     assert frames, "the Reflex socket carried frames"
     assert not [f for f in frames if '"accepted"' in f or '"explanation"' in f]
 
+    # Reflex's supported API only: serving the lesson printed no deprecation notice.
+    assert "deprecated" not in (servers.data_dir.parent / "ui.log").read_text()
+
     # End the session: extraction runs, home shows the new nodes.
     await page.locator("#end-session").click()
     await page.wait_for_url(re.compile(r"/\?after="))

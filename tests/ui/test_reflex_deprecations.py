@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import reflex as rx
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_PAGES = """
 import ui.app
@@ -22,3 +24,15 @@ def test_building_every_page_prints_no_reflex_deprecation():
     )
     assert run.returncode == 0, run.stderr
     assert "deprecated" not in run.stdout + run.stderr
+
+
+def test_the_theme_comes_from_the_radix_plugin_in_rxconfig_not_from_the_app():
+    from ui.app import app
+
+    assert app.theme is None  # `App(theme=...)` is deprecated
+    (plugin,) = [
+        p for p in rx.config.get_config().plugins if isinstance(p, rx.plugins.RadixThemesPlugin)
+    ]
+    assert plugin.theme is not None
+    theme = str(plugin.theme)
+    assert 'accentColor:"indigo"' in theme and 'radius:"medium"' in theme
