@@ -75,9 +75,75 @@ def _question(item: ChatItem) -> rx.Component:
     )
 
 
+VISUALLY_HIDDEN = {
+    "position": "absolute",
+    "width": "1px",
+    "height": "1px",
+    "overflow": "hidden",
+    "clip_path": "inset(50%)",
+    "white_space": "nowrap",
+}
+"""Read by a screen reader, not shown (the icon beside it says the same to the eye)."""
+
+
 def _source(source: SourceLink) -> rx.Component:
+    """A source opens in a new tab: the external-link mark says so, and so does its name."""
     return rx.el.li(
-        rx.link(source.title, href=source.url, is_external=True, rel="noopener noreferrer")
+        rx.link(
+            source.title,
+            rx.icon(
+                "external-link",
+                size=12,
+                aria_hidden="true",
+                display="inline",
+                vertical_align="baseline",
+                margin_left="0.3em",
+            ),
+            rx.el.span(" (opens in a new tab)", style=VISUALLY_HIDDEN),
+            href=source.url,
+            is_external=True,
+            rel="noopener noreferrer",
+            title="Opens in a new tab",
+            class_name="lh-source",
+        )
+    )
+
+
+def _demo(item: ChatItem) -> rx.Component:
+    """A generated page we do not style: it sits on a tray with a caption, so in dark mode it
+    reads as a page inside the card rather than a white hole. Its colours are its own (the
+    browser gives a light page its light canvas), so it stays readable in both themes."""
+    return rx.el.figure(
+        rx.el.figcaption(
+            rx.hstack(
+                rx.icon("mouse-pointer-click", size=14, aria_hidden="true"),
+                rx.text("An interactive page the tutor made: try its controls.", size="1"),
+                align="center",
+                spacing="2",
+            ),
+            color=rx.color("gray", 11),
+            padding="0 0.25em 0.5em",
+        ),
+        rx.el.iframe(
+            src_doc=item.demo_doc,
+            sandbox="allow-scripts",
+            referrer_policy="no-referrer",
+            title=item.title,
+            width="100%",
+            height="360px",
+            style={
+                "display": "block",
+                "border": "1px solid var(--gray-7)",
+                "border_radius": "6px",
+            },
+        ),
+        margin="0",
+        padding="0.6em",
+        background=rx.color("gray", 3),
+        border=f"1px solid {rx.color('gray', 5)}",
+        border_radius="10px",
+        width="100%",
+        class_name="lh-demo",
     )
 
 
@@ -102,15 +168,7 @@ def _job(item: ChatItem) -> rx.Component:
             rx.cond(item.sources.length() > 0, rx.el.ul(rx.foreach(item.sources, _source))),
             rx.cond(
                 item.demo_doc != "",
-                rx.el.iframe(
-                    src_doc=item.demo_doc,
-                    sandbox="allow-scripts",
-                    referrer_policy="no-referrer",
-                    title=item.title,
-                    width="100%",
-                    height="360px",
-                    style={"border": "1px solid var(--gray-6)", "borderRadius": "8px"},
-                ),
+                _demo(item),
             ),
             rx.cond(
                 item.image_uri != "",
