@@ -1,5 +1,5 @@
-"""The classroom on a phone in dark mode: a demo page sits on a framed tray with a caption,
-and research sources say they open a new tab."""
+"""The classroom on a phone in dark mode: the composer's whole hint shows, a demo page sits
+on a framed tray with a caption, and research sources say they open a new tab."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ from tests.e2e.conftest import Servers
 
 pytestmark = pytest.mark.browser
 CHAT_ID = "phone-dark"
+PLACEHOLDER_FITS = """e => { const text = document.createElement('canvas').getContext('2d');
+  text.font = getComputedStyle(e, '::placeholder').font;
+  const s = getComputedStyle(e);
+  const room = e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+  return text.measureText(e.placeholder).width <= room; }"""
 
 
 def _job(call: str, name: str, result: ResearchNote | DemoPage) -> ToolPart:
@@ -57,6 +62,10 @@ async def test_the_classroom_on_a_phone_in_dark_mode(own_data: Servers, page: Pa
     await page.emulate_media(color_scheme="dark")
     await page.goto(f"{own_data.ui_url}/chat/{CHAT_ID}")
     await expect(page.locator("#connection-status")).to_have_text("Connected")
+
+    # The composer's hint is whole, not cut mid-word; Send is its icon, named.
+    assert await page.locator("#composer").evaluate(PLACEHOLDER_FITS)
+    await expect(page.get_by_role("button", name="Send")).to_be_visible()
 
     # The demo is a captioned figure on a tray of the dark theme, not a bare white box.
     demo = page.get_by_role("figure").filter(has=page.locator("iframe"))

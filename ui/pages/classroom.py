@@ -329,6 +329,17 @@ def question_dock() -> rx.Component:
     )
 
 
+COMPOSER_HINT_SIZE = rx.breakpoints(
+    {"0px": "var(--font-size-1)", "22.5em": "var(--font-size-2)", "24em": "inherit"}
+)
+
+
+def _wide_only(label: str) -> rx.Component:
+    """A button's word, shown from 480 px up: on a phone the button is its icon
+    (named by `aria_label`), which leaves the composer room for its whole placeholder."""
+    return rx.el.span(label, display=rx.breakpoints(initial="none", xs="inline"))
+
+
 def composer() -> rx.Component:
     return rx.form(
         rx.hstack(
@@ -343,25 +354,33 @@ def composer() -> rx.Component:
                 width="100%",
                 max_length=16000,
                 disabled=S.q_visible,
+                # The whole hint fits down to a 320 px phone (smaller below 384 px);
+                # narrower still, it ends in "…" rather than mid-word.
+                style={
+                    "& input": {"text_overflow": "ellipsis"},
+                    "& input::placeholder": {"font_size": COMPOSER_HINT_SIZE},
+                },
             ),
             rx.cond(
                 S.turn_running,
                 # While the tutor writes, the learner can stop it (the text so far is kept).
                 rx.button(
                     rx.icon("square", size=14),
-                    "Stop",
+                    _wide_only("Stop"),
                     type="button",
                     on_click=S.stop_turn,
                     size="3",
                     variant="soft",
                     color_scheme="gray",
+                    aria_label="Stop",
                     id="stop",
                 ),
                 rx.button(
                     rx.icon("send", size=16),
-                    "Send",
+                    _wide_only("Send"),
                     type="submit",
                     size="3",
+                    aria_label="Send",
                     id="send",
                     disabled=S.q_visible,
                 ),
