@@ -1,5 +1,6 @@
-"""The classroom on a phone in dark mode: the composer's whole hint shows, a demo page sits
-on a framed tray with a caption, and research sources say they open a new tab."""
+"""The classroom on a phone in dark mode: the title keeps its descenders, the composer's
+whole hint shows, a demo page sits on a framed tray with a caption, and research sources
+say they open a new tab."""
 
 from __future__ import annotations
 
@@ -62,6 +63,10 @@ async def test_the_classroom_on_a_phone_in_dark_mode(own_data: Servers, page: Pa
     await page.emulate_media(color_scheme="dark")
     await page.goto(f"{own_data.ui_url}/chat/{CHAT_ID}")
     await expect(page.locator("#connection-status")).to_have_text("Connected")
+
+    # The title keeps its descenders ("Why a bar": the y was cut at the baseline).
+    clipped = "e => e.scrollHeight > e.clientHeight"
+    assert not await page.locator("#room-title").evaluate(clipped)
 
     # The composer's hint is whole, not cut mid-word; Send is its icon, named.
     assert await page.locator("#composer").evaluate(PLACEHOLDER_FITS)

@@ -401,10 +401,10 @@ def header() -> rx.Component:
             on_click=S.leave,
         ),
         # A long title is cut with an ellipsis: a flex item shrinks only from min-width 0.
+        # Not trimmed: with `overflow: hidden` a trimmed line box cut off g, j, p, q and y.
         rx.heading(
             rx.cond(S.title != "", S.title, "Session"),
             size="4",
-            trim="both",
             flex="1",
             min_width="0",
             white_space="nowrap",
