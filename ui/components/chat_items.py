@@ -135,6 +135,8 @@ def _demo(item: ChatItem) -> rx.Component:
                 "display": "block",
                 "border": "1px solid var(--gray-7)",
                 "border_radius": "6px",
+                # Behind a page whose scheme matches the theme's (its canvas is then clear).
+                "background": "var(--color-background)",
             },
         ),
         margin="0",
