@@ -104,6 +104,8 @@ class _Turn:
     assistant: Message
     partial: list[str] = field(default_factory=list)
     question_asked: bool = False
+    may_be_silent: bool = False
+    """A turn that only hands job results to the teacher may end without a word."""
     saved: Message | None = None
     """The assistant message as last persisted (a finish with nothing new writes nothing)."""
 
@@ -255,7 +257,7 @@ class ChatHandler:
     ) -> TurnFinishReason:
         """A turn that only hands finished background results to the teacher."""
 
-        return await self._run_turn(chat_id, sink, scope, _nothing)
+        return await self._run_turn(chat_id, sink, scope, _nothing, may_be_silent=True)
 
     def release(self, chat_id: str, scope: anyio.CancelScope) -> None:
         if self._running.get(chat_id) is scope:
@@ -270,13 +272,15 @@ class ChatHandler:
         scope: anyio.CancelScope,
         start: Callable[[_Turn], Awaitable[None]],
         opening: Opening | None = None,
+        *,
+        may_be_silent: bool = False,
     ) -> TurnFinishReason:
         """`opening` edits the record in the write that opens the turn; `start` runs after
         it (its own writes, its frames). The chat stays pinned in the store's cache while
         the turn runs: it reads its record a dozen times, and decoding it each time cost
         more than the rest of the turn once chats grew long."""
         async with self.chats.pinned(chat_id):
-            return await self._run_pinned_turn(chat_id, sink, scope, start, opening)
+            return await self._run_pinned_turn(chat_id, sink, scope, start, opening, may_be_silent)
 
     async def _run_pinned_turn(
         self,
@@ -285,6 +289,7 @@ class ChatHandler:
         scope: anyio.CancelScope,
         start: Callable[[_Turn], Awaitable[None]],
         opening: Opening | None,
+        may_be_silent: bool,
     ) -> TurnFinishReason:
         reason: TurnFinishReason = "error"
         turn: _Turn | None = None
@@ -305,6 +310,7 @@ class ChatHandler:
                         turn=record.turns,
                         created_at=self.clock.now(),
                     ),
+                    may_be_silent=may_be_silent,
                 )
                 self._turns[chat_id] = turn
                 await sink(TurnStarted(turn_id=turn.turn_id))
@@ -395,13 +401,30 @@ class ChatHandler:
             if turn.question_asked:
                 return "awaiting_answer"
             if not calls:
-                return "stop"
+                return await self._settle_ending(turn, done.finish_reason)
         await turn.sink(
             ErrorFrame(
                 code="step_limit",
                 message=f"the teacher took more than {self.config.max_steps} steps in one turn",
             )
         )
+        return "error"
+
+    async def _settle_ending(self, turn: _Turn, finish_reason: str) -> TurnFinishReason:
+        """A last step that ended short, or said nothing at all, is told to the learner in
+        a sentence (else a cut answer, or no answer, would look like the tutor's whole say)."""
+        who = f"The tutor's model ({self.config.model_label})"
+        notice = ""
+        if finish_reason == "length":
+            notice = f"{who} hit its length limit, so its answer is cut off. Ask it to go on."
+        elif finish_reason == "content_filter":
+            notice = f"{who} held back the rest of its answer (the provider's content filter)."
+        elif not turn.may_be_silent and not any(_shown(p) for p in turn.assistant.parts):
+            notice = f"{who} sent an empty reply. Send your message again."
+        if not notice:
+            return "stop"
+        log.warning("[chat %s] the turn ended short: %s", turn.chat_id, finish_reason)
+        await turn.sink(ErrorFrame(code="model_error", message=notice))
         return "error"
 
     async def _tool_call(self, turn: _Turn, call: ModelToolCall) -> None:
@@ -524,6 +547,18 @@ def _with_part(message: Message, part: Part) -> Message:
                 return msgspec.structs.replace(message, parts=parts)
     parts.append(part)
     return msgspec.structs.replace(message, parts=parts)
+
+
+def _shown(part: Part) -> bool:
+    """Whether the learner sees `part` in the conversation: text, an asked question, or a
+    job card (a plan change shows only in the plan; a rejected call not at all)."""
+    if isinstance(part, TextPart):
+        return bool(part.text.strip())
+    return (
+        isinstance(part, ToolPart)
+        and part.state != "output-error"
+        and part.tool_name in LEARNER_TOOLS | JOB_TOOLS
+    )
 
 
 def _raw_dict(arguments: str) -> dict:

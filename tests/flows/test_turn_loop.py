@@ -19,7 +19,7 @@ from shared_contracts.frames import (
     TurnStarted,
     VerdictFrame,
 )
-from shared_contracts.model_io import TextChunk
+from shared_contracts.model_io import ModelDone, ModelMessage, TextChunk
 from shared_contracts.tools import GradedOutput
 from tests.fakes import ScriptedModel, text_reply, tool_reply
 from tests.flows.harness import FlowHarness
@@ -292,3 +292,48 @@ async def test_graph_context_is_rendered_once_per_session_and_a_failed_read_retr
     assert "halves are bigger" not in prompts[0]  # the failed read: no block, lesson goes on
     assert "halves are bigger" in prompts[1] and prompts[1] == prompts[2]
     assert len(calls) == 2  # rendered once after the failure, then reused
+
+
+def _ending(text: str, finish_reason: str) -> list:
+    done = ModelDone(
+        message=ModelMessage(role="assistant", content=text), finish_reason=finish_reason
+    )
+    return [*text_reply(text)[:-1], done]
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (_ending("The numerator is the top num", "length"), "cut off. Ask it to go on"),
+        (_ending("Fractions are", "content_filter"), "content filter"),
+        (_ending("", "stop"), "sent an empty reply. Send your message again"),
+        (_ending("  \n", "stop"), "sent an empty reply"),
+    ],
+)
+async def test_an_answer_that_ends_short_or_empty_is_told_in_a_sentence(reply, said):
+    h = FlowHarness(ScriptedModel([reply, text_reply("Here you go.")]))
+    chat = await h.new_chat()
+    assert await h.say(chat, "go") == "error"
+    [error] = h.of_type(ErrorFrame)
+    assert error.code == "model_error" and said in error.message
+    assert h.frames[-1].reason == "error"
+    assert await h.say(chat, "again") == "stop"  # the next turn works
+
+
+async def test_a_plan_only_turn_with_no_word_is_an_empty_reply_but_a_job_delivery_is_not():
+    h = FlowHarness(
+        ScriptedModel([tool_reply([("c1", "plan_init", PLAN)]), text_reply(""), text_reply("")])
+    )
+    chat = await h.new_chat()
+    assert await h.say(chat, "go") == "error"
+    assert "empty reply" in h.of_type(ErrorFrame)[0].message
+    h.frames.clear()
+    assert await h.handler.deliver_jobs(chat, h.sink, h.handler.claim(chat)) == "stop"
+    assert h.of_type(ErrorFrame) == []
+
+
+async def test_a_complete_answer_raises_no_notice():
+    h = FlowHarness(ScriptedModel([text_reply("All done.")]))
+    chat = await h.new_chat()
+    assert await h.say(chat, "go") == "stop"
+    assert h.of_type(ErrorFrame) == []
