@@ -166,8 +166,8 @@ def _tool_item(
         # A part is announced before its job exists, so it may not carry the job id yet.
         job = room.jobs.get(part.job_id) if part.job_id else None
         return _job_item(part, job or jobs_by_call.get(part.tool_call_id), key)
-    if part.tool_name not in ("quiz", "ask_user_question"):
-        return None
+    if part.tool_name not in ("quiz", "ask_user_question") or part.state == "output-error":
+        return None  # a question the server refused (a bad key, a second one) was never asked
     if room.pending is not None and room.pending.tool_call_id == part.tool_call_id:
         return None  # the dock shows the open question
     kind = "quiz" if part.tool_name == "quiz" else "ask"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 
+import msgspec
+
 from shared_contracts.chat import ToolPart
-from shared_contracts.frames import JobFrame, Snapshot, ToolCall, VerdictFrame
+from shared_contracts.frames import JobFrame, Snapshot, ToolCall, ToolResult, VerdictFrame
 from shared_contracts.jobs import ChartSeries, ChartSpec, Visual
 from shared_contracts.tools import JobOutput
 from tests.ui.samples import GRADED, PLAN, QUIZ_KEY, chat_view, demo_job, quiz_part
@@ -133,3 +135,19 @@ def test_the_open_question_is_in_the_dock_not_twice_in_the_transcript():
     room = apply_frames(room, [ToolCall(message_id="m2", part=pending_part)])
     assert "call_mc" not in {i.key for i in chat_items(room)}
     assert [i.prompt for i in chat_items(room) if i.kind == "quiz"] == ["Name the top number"]
+
+
+def test_a_question_the_server_refused_is_not_shown_as_waiting_for_an_answer():
+    refused = msgspec.structs.replace(
+        quiz_part(), state="output-error", error="quiz: correct 'z' is not one of ['a', 'b']"
+    )
+    asked = msgspec.structs.replace(quiz_part(), tool_call_id="call_q2")
+    room = apply_frames(
+        Room(),
+        [
+            ToolCall(message_id="m1", part=quiz_part()),
+            ToolResult(part=refused),
+            ToolCall(message_id="m1", part=asked),
+        ],
+    )
+    assert [i.key for i in chat_items(room)] == ["m1:1"]  # only the question really asked
