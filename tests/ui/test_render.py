@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import msgspec
 
@@ -151,3 +152,21 @@ def test_a_question_the_server_refused_is_not_shown_as_waiting_for_an_answer():
         ],
     )
     assert [i.key for i in chat_items(room)] == ["m1:1"]  # only the question really asked
+
+
+def _bars(svg: str) -> list[tuple[float, float, float, float]]:
+    found = re.findall(r'<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)"', svg)
+    return [tuple(map(float, bar)) for bar in found]
+
+
+def test_a_bar_chart_grows_from_zero_inside_its_axes_with_values_on_them():
+    series = ChartSeries(name="v", x=[1, 2, 3], y=[0.5, 0.25, 0.75])
+    svg = chart_svg(ChartSpec(kind="bar", x_label="fraction", y_label="value", series=[series]))
+    bars = _bars(svg)
+    assert len(bars) == 3
+    heights = [h for _, _, _, h in bars]
+    assert heights[1] > 0 and abs(heights[0] - 2 * heights[1]) < 0.2  # 0.25 is half of 0.5
+    assert all(left >= 40 and left + width <= 440 for left, _, width, _ in bars)
+    assert ">0</text>" in svg and ">0.75</text>" in svg and ">2</text>" in svg
+    legend_y = float(re.search(r'y="([\d.]+)"[^>]*>v</text>', svg).group(1))
+    assert legend_y < min(top for _, top, _, _ in bars)  # the legend covers no bar
