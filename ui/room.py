@@ -104,7 +104,10 @@ def on_snapshot(room: Room, frame: Snapshot) -> Room:
 
 
 def on_turn_started(room: Room, frame: TurnStarted) -> Room:
-    return _replace(room, turn_running=True)
+    """A new turn (the tutor handing on job results, say) moves the lesson past the last
+    verdict: it stays in its question's card, not in the dock under later messages. (An
+    answer's own turn starts before its verdict arrives.)"""
+    return _replace(room, turn_running=True, last_verdict=None)
 
 
 def _upsert_message(

@@ -100,6 +100,18 @@ def test_a_new_learner_message_takes_the_last_verdict_out_of_the_dock():
     assert room.last_verdict is None
 
 
+def test_a_later_turn_of_the_tutor_takes_the_last_verdict_out_of_the_dock():
+    room = answer_sent(
+        apply_frame(Room(), Question(tool_call_id="call_mc", question=MC)), "call_mc"
+    )
+    room = apply_frame(room, TurnStarted(turn_id=2))  # the answer's own turn
+    room = apply_frame(room, VerdictFrame(tool_call_id="call_mc", correct=True, expected="1/2"))
+    room = apply_frame(room, TurnFinished(turn_id=2, reason="stop"))
+    assert room.last_verdict is not None
+    room = apply_frame(room, TurnStarted(turn_id=3))  # e.g. job results handed on
+    assert room.last_verdict is None
+
+
 def test_ask_user_question_is_marked_as_such():
     ask = PublicQuestion(kind="ask_user", prompt="What do you want to learn?")
     room = apply_frame(Room(), Question(tool_call_id="call_a", question=ask))
