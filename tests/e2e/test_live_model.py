@@ -1,6 +1,7 @@
 """The classroom on a litellm model (a scripted OpenAI-compatible server on loopback): the
 learner stops a long answer and keeps what was written; a provider refusing the key is
-explained in words, not as the provider's error."""
+explained in words, not as the provider's error; a misbehaving model (an answer cut at its
+length limit, raw HTML, a quiz with a broken key) leaves nothing misleading on screen."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from collections.abc import Iterator
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.agents.fake_openai import Fail, FakeOpenAI, Stream, finish_chunk, text_chunks
+from tests.agents.fake_openai import (
+    Fail,
+    FakeOpenAI,
+    Stream,
+    finish_chunk,
+    stream_tool_calls,
+    text_chunks,
+)
 from tests.e2e.conftest import Servers
 
 pytestmark = pytest.mark.browser
@@ -143,3 +151,30 @@ async def test_a_streamed_answer_is_followed_at_the_bottom_and_left_alone_above(
     await page.reload()  # a chat opens at its latest message
     await expect(page.locator("#conversation")).to_contain_text("Paragraph 119:", timeout=20_000)
     await page.wait_for_function(f"({IN_VIEW})('#composer')", timeout=10_000)
+
+
+REFUSED_QUIZ = (
+    '{"question": {"kind": "multiple_choice", "prompt": "Which is larger?", "options": '
+    '[{"id": "a", "text": "1/3"}, {"id": "b", "text": "1/2"}], "correct": "z"}}'
+)
+HOSTILE = '<b>bold?</b> <script>alert(1)</script> <img src=x onerror="alert(2)">'
+
+
+async def test_a_misbehaving_model_is_explained_and_its_html_stays_text(
+    live: Servers, model: FakeOpenAI, page: Page
+):
+    model.script(
+        stream_tool_calls([("q1", "quiz", REFUSED_QUIZ)], text=HOSTILE),
+        Stream([*text_chunks("A half is one of two equal par"), *finish_chunk("length")]),
+    )
+    await _new_session(page, live)
+    await page.locator("#composer").fill("Quiz me")
+    await page.locator("#composer").press("Enter")
+    # Cut at the model's length limit: said in a sentence, not left to look complete.
+    await expect(page.locator("#room-error")).to_contain_text("cut off. Ask it to go on")
+    conversation = page.locator("#conversation")
+    await expect(conversation).to_contain_text("<b>bold?</b> <script>alert(1)</script>")
+    assert await conversation.locator("b, script, img").count() == 0  # text, never DOM
+    # The quiz with a key that is not one of its options was never asked.
+    await expect(conversation).not_to_contain_text("Which is larger?")
+    await expect(page.locator(".lh-question-item")).to_have_count(0)
