@@ -16,6 +16,7 @@ from shared_contracts.plan import PlanTree
 from shared_contracts.tools import GradedOutput, JobOutput, ReplyOutput
 from ui.chart_svg import chart_svg
 from ui.graph_view import plain_math
+from ui.mathdelims import normalise_math
 from ui.room import Room
 
 CSP_META = (
@@ -118,7 +119,8 @@ def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
         error=error or (part.error if part.state == "output-error" else ""),
     )
     if isinstance(result, ResearchNote):
-        item.title, item.body, item.caveat = result.title, result.body, result.caveat
+        item.title, item.caveat = result.title, result.caveat
+        item.body = normalise_math(result.body)
         item.sources = [SourceLink(title=s.title, url=s.url) for s in result.sources]
     elif isinstance(result, DemoPage):
         item.title, item.demo_doc = result.title, CSP_META + DEMO_FOCUS_STYLE + result.html
@@ -136,9 +138,10 @@ def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
 
 def _question_prompt(part: ToolPart) -> str:
     if part.tool_name == "ask_user_question":
-        return str(part.input.get("prompt", ""))
+        return normalise_math(str(part.input.get("prompt", "")))
     question = part.input.get("question")
-    return str(question.get("prompt", "")) if isinstance(question, dict) else ""
+    prompt = question.get("prompt", "") if isinstance(question, dict) else ""
+    return normalise_math(str(prompt))
 
 
 def _option_texts(part: ToolPart, answer: Any) -> Any:
@@ -175,14 +178,16 @@ def _tool_item(
     output = part.output
     if isinstance(output, GradedOutput):
         item.given, item.graded = answer_text(_option_texts(part, output.answer)), True
-        item.correct, item.expected = output.verdict.correct, output.verdict.expected
-        item.feedback = output.verdict.feedback
+        item.correct = output.verdict.correct
+        item.expected = normalise_math(output.verdict.expected)
+        item.feedback = normalise_math(output.verdict.feedback)
     elif isinstance(output, ReplyOutput):
         item.given = output.answer
     verdict = room.last_verdict
     if verdict is not None and verdict.tool_call_id == part.tool_call_id and not item.graded:
         item.graded, item.correct = True, verdict.correct
-        item.expected, item.feedback = verdict.expected, verdict.feedback
+        item.expected = normalise_math(verdict.expected)
+        item.feedback = normalise_math(verdict.feedback)
     return item
 
 
@@ -195,7 +200,8 @@ def chat_items(room: Room) -> list[ChatItem]:
             key = f"{message.id}:{index}"
             if isinstance(part, TextPart):
                 if part.text:
-                    items.append(ChatItem(key=key, role=message.role, text=part.text))
+                    text = normalise_math(part.text)
+                    items.append(ChatItem(key=key, role=message.role, text=text))
                 continue
             if not isinstance(part, ToolPart):
                 continue  # a server notice (a job result delivered) is for the teacher
@@ -248,10 +254,10 @@ def dock(room: Room) -> dict[str, Any]:
         "q_visible": pending is not None,
         "q_id": pending.tool_call_id if pending else "",
         "q_kind": pending.question.kind if pending else "",
-        "q_prompt": pending.question.prompt if pending else "",
+        "q_prompt": normalise_math(pending.question.prompt) if pending else "",
         "q_unit": pending.question.unit if pending else "",
         "q_options": [
-            OptionView(id=o.id, text=o.text, label=plain_math(o.text))
+            OptionView(id=o.id, text=normalise_math(o.text), label=plain_math(o.text))
             for o in pending.question.options
         ]
         if pending
@@ -259,8 +265,8 @@ def dock(room: Room) -> dict[str, Any]:
         "q_checking": bool(pending and room.submitted == pending.tool_call_id),
         "v_visible": verdict is not None,
         "v_correct": bool(verdict and verdict.correct),
-        "v_expected": verdict.expected if verdict else "",
-        "v_feedback": verdict.feedback if verdict else "",
+        "v_expected": normalise_math(verdict.expected) if verdict else "",
+        "v_feedback": normalise_math(verdict.feedback) if verdict else "",
     }
     return out
 

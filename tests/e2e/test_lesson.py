@@ -82,6 +82,8 @@ async def test_new_learner_does_a_whole_offline_lesson(servers, page: Page, arti
     await expect(verdict.locator(".lh-feedback .katex").first).to_be_visible()
     await expect(verdict.locator(".lh-feedback")).not_to_contain_text("$")
     await expect(page.locator(".lh-plan-done")).to_have_count(3)
+    # A lesson's worked equation, written on a line of its own, is typeset as display math.
+    await expect(page.locator("#conversation .katex-display").first).to_be_visible()
     await expect(page.locator("#question-dock")).to_have_count(0)
     # Job cards: the research note, the diagram as an image, the demo in a locked frame.
     await expect(page.locator(".lh-job")).to_have_count(3)

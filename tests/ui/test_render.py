@@ -7,11 +7,11 @@ import re
 
 import msgspec
 
-from shared_contracts.chat import ToolPart
+from shared_contracts.chat import Message, TextPart, ToolPart
 from shared_contracts.frames import JobFrame, Snapshot, ToolCall, ToolResult, VerdictFrame
 from shared_contracts.jobs import ChartSeries, ChartSpec, Visual
 from shared_contracts.tools import JobOutput
-from tests.ui.samples import GRADED, PLAN, QUIZ_KEY, chat_view, demo_job, quiz_part
+from tests.ui.samples import AT, GRADED, PLAN, QUIZ_KEY, chat_view, demo_job, quiz_part
 from ui.chart_svg import chart_svg
 from ui.render import CSP_META, chat_items, plan_rows, project
 from ui.room import Room, apply_frames, with_connection
@@ -170,3 +170,16 @@ def test_a_bar_chart_grows_from_zero_inside_its_axes_with_values_on_them():
     assert ">0</text>" in svg and ">0.75</text>" in svg and ">2</text>" in svg
     legend_y = float(re.search(r'y="([\d.]+)"[^>]*>v</text>', svg).group(1))
     assert legend_y < min(top for _, top, _, _ in bars)  # the legend covers no bar
+
+
+def test_model_math_reaches_the_renderer_in_forms_it_typesets_as_display_or_inline():
+    said = "So \\(x^2\\) grows:\n\n$$\\frac{2}{3} = \\frac{8}{12}$$\n\nand `\\(code\\)` stays."
+    view = chat_view(
+        messages=[
+            Message(id="m1", role="assistant", turn=1, created_at=AT, parts=[TextPart(text=said)])
+        ]
+    )
+    (item,) = chat_items(apply_frames(Room(), [Snapshot(chat=view)]))
+    assert item.text == (
+        "So $x^2$ grows:\n\n$$\n\\frac{2}{3} = \\frac{8}{12}\n$$\n\nand `\\(code\\)` stays."
+    )

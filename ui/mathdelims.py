@@ -1,4 +1,6 @@
-"""Rewrite LaTeX math delimiters to the dollar forms the markdown renderer understands."""
+"""Model text made ready for the markdown renderer's math (remark-math + KaTeX): LaTeX
+delimiters become dollar forms, and a display formula written on one line of its own
+(`$$x$$`, which remark-math reads as inline math at text size) becomes a display block."""
 
 from __future__ import annotations
 
@@ -12,11 +14,13 @@ _INLINE = re.compile(r"(?<!\\)\\\(" + _BODY + r"\\\)", re.S)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TICKS = re.compile(r"`+")
 _MASK = re.compile("\ue000(\\d+)\ue001")
+_ONE_LINE_DISPLAY = re.compile(r"^( {0,3})\$\$([^$\n]*[^$\s][^$\n]*)\$\$[ \t]*$", re.M)
 
 
 def normalise_math(text: str) -> str:
-    """`\\( x \\)` → `$x$` and `\\[ x \\]` → `$$x$$` (own lines when it stood alone), except
-    inside fenced code blocks and inline code spans. Idempotent when delimiters are paired."""
+    """`\\( x \\)` → `$x$` and `\\[ x \\]` → `$$x$$` (own lines when it stood alone), and a
+    line that is only `$$x$$` → `$$`, `x`, `$$` on lines of their own; except inside fenced
+    code blocks and inline code spans. Idempotent when delimiters are paired."""
     return "".join(chunk if code else _outside_spans(chunk) for chunk, code in _fenced(text))
 
 
@@ -48,7 +52,7 @@ def _fenced(text: str) -> list[tuple[str, bool]]:
 
 def _outside_spans(text: str) -> str:
     """Convert math in `text` while leaving inline code spans (`` `x` ``, ``` ``x`` ```) alone."""
-    if "\\" not in text:
+    if "\\" not in text and "$$" not in text:
         return text
     if "\ue000" in text:  # our mask marker already present: leave the text as it is
         return text
@@ -70,7 +74,13 @@ def _outside_spans(text: str) -> str:
         pos = search = close.end()
     masked.append(text[pos:])
     converted = _INLINE.sub(_inline, _DISPLAY.sub(_display, "".join(masked)))
+    converted = _ONE_LINE_DISPLAY.sub(_own_lines, converted)
     return _MASK.sub(lambda m: spans[int(m.group(1))], converted)
+
+
+def _own_lines(match: re.Match[str]) -> str:
+    indent, body = match.group(1), match.group(2).strip()
+    return f"{indent}$$\n{indent}{body}\n{indent}$$"
 
 
 def _inline(match: re.Match[str]) -> str:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.core.mathdelims import normalise_math
+from ui.mathdelims import normalise_math
 
 
 @pytest.mark.parametrize(
@@ -84,3 +84,23 @@ def test_normalise_math_is_idempotent_on_paired_delimiters(pieces: list[str]) ->
     once = normalise_math("".join(pieces))
     assert normalise_math(once) == once
     assert "\\(x\\)" not in once.replace("`\\(c\\)`", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Multiply:\n\n$$\\frac{2}{3} = \\frac{8}{12}$$\n\nThen",
+            "Multiply:\n\n$$\n\\frac{2}{3} = \\frac{8}{12}\n$$\n\nThen",
+        ),
+        ("  $$ x^2 $$  ", "  $$\n  x^2\n  $$"),
+        ("so $$x$$ inline stays", "so $$x$$ inline stays"),
+        ("$$\nalready a block\n$$", "$$\nalready a block\n$$"),
+        ("`$$code$$`", "`$$code$$`"),
+        ("```\n$$fenced$$\n```", "```\n$$fenced$$\n```"),
+        ("$$ $$", "$$ $$"),
+    ],
+)
+def test_a_display_formula_on_a_line_of_its_own_becomes_a_block(text: str, expected: str) -> None:
+    assert normalise_math(text) == expected
+    assert normalise_math(expected) == expected
