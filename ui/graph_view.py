@@ -28,11 +28,20 @@ COLUMN_MAX_HEIGHT = 640
 NODE_GAP, SESSION_GAP, TITLE_HEIGHT = 16, 80, 40
 VIEW = (760, 560)
 """The graph canvas at 1280x800, in px: session blocks are packed into rows to fit it."""
+FOCUS_BELOW = 0.5
+"""A drawing that fits the canvas only below this zoom (labels unreadable) opens on its
+newest session block instead; the fit-view button still shows all of it."""
 LINE_HEIGHT, NODE_CHROME = 20, 24
 """px per label line (14px text), and the node's padding plus border top and bottom."""
 LINE_CHARS = 26
 """Characters that fit a line of a NODE_WIDTH node (a little under, so estimates run tall)."""
 LABEL_CHARS = 140
+DRAW_LIMIT = 200
+"""The most nodes drawn at once: past this a months-long graph is a hairball that takes
+seconds to lay out, send and draw; the newest session blocks that fit are drawn instead."""
+BLOCK_LIMIT = 24
+"""The most session blocks drawn at once: a search matching a node or two in each of
+hundreds of sessions would otherwise zoom out until no label can be read."""
 """A longer statement is cut in its node's label; the side panel shows it whole."""
 STATES = ("verified", "introduced", "shaky", "misconception", "unseen")
 """Legend and filter order: what the learner has shown first, what nobody checked last."""
@@ -263,36 +272,86 @@ def _shift(item: dict[str, Any], dx: int, dy: int) -> dict[str, Any]:
     return {**item, "position": {"x": x + dx, "y": y + dy}}
 
 
+def _rows(widths: list[int], limit: int) -> list[list[int]]:
+    """Block indices in rows, each filled left to right up to `limit` wide (or one block)."""
+    rows: list[list[int]] = [[]]
+    used = 0
+    for index, width in enumerate(widths):
+        if rows[-1] and used + width > limit:
+            rows.append([])
+            used = 0
+        rows[-1].append(index)
+        used += width
+    return rows
+
+
 def pack_rows(sizes: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Offsets for blocks of `sizes` (width, height), in order, in rows read left to right
     with the newest row on top (so older blocks sit left of or below newer ones). The row
     width is the one at which the whole best fits a VIEW-shaped canvas."""
     widths = [w for w, _ in sizes]
-    limits = {sum(widths[i:j]) for i in range(len(widths)) for j in range(i + 1, len(widths) + 1)}
-    best: tuple[float, list[list[int]]] = (0.0, [])
+    limits: set[int] = set()
+    for start in range(len(widths)):  # every run of consecutive widths, summed as it grows
+        total = 0
+        for width in widths[start:]:
+            total += width
+            limits.add(total)
+    # Try each row width in one pass with running totals: hundreds of sessions give tens
+    # of thousands of candidates, and rebuilding rows for each took a second.
+    best_zoom, best_limit = 0.0, 0
     for limit in sorted(limits):
-        rows: list[list[int]] = [[]]
-        used = 0
-        for index, width in enumerate(widths):
-            if rows[-1] and used + width > limit:
-                rows.append([])
-                used = 0
-            rows[-1].append(index)
-            used += width
-        wide = max(sum(widths[i] for i in row) for row in rows)
-        tall = sum(max(sizes[i][1] for i in row) for row in rows)
+        wide = tall = used = row_height = 0
+        for width, height in sizes:
+            if used and used + width > limit:
+                wide, tall, used, row_height = max(wide, used), tall + row_height, 0, 0
+            used, row_height = used + width, max(row_height, height)
+        wide, tall = max(wide, used), tall + row_height
         zoom = min(VIEW[0] / wide, VIEW[1] / tall)
-        if zoom > best[0]:
-            best = (zoom, rows)
+        if zoom > best_zoom:
+            best_zoom, best_limit = zoom, limit
     offsets = [(0, 0)] * len(sizes)
     y = 0
-    for row in reversed(best[1]):
+    for row in reversed(_rows(widths, best_limit)) if sizes else ():
         x = 0
         for index in row:
             offsets[index] = (x, y)
             x += widths[index]
         y += max(sizes[i][1] for i in row)
     return offsets
+
+
+def block_of(node: GraphNode) -> str:
+    """The session whose block draws `node`: the first that taught it ("" for none)."""
+    return node.sessions[0] if node.sessions else ""
+
+
+def newest_blocks(
+    nodes: list[GraphNode],
+    session_order: Sequence[str],
+    limit: int = DRAW_LIMIT,
+    max_blocks: int = BLOCK_LIMIT,
+) -> tuple[list[GraphNode], int]:
+    """What to draw of `nodes`: whole session blocks, newest first, while they fit in
+    `limit` nodes and `max_blocks` blocks (a first block bigger than `limit` is cut to it).
+    Returns the nodes, in their given order, and how many blocks they make."""
+    members_of: dict[str, list[GraphNode]] = {}
+    for node in nodes:
+        members_of.setdefault(block_of(node), []).append(node)
+    if len(nodes) <= limit and len(members_of) <= max_blocks:
+        return list(nodes), len(members_of)
+    rank = {chat_id: i for i, chat_id in enumerate(session_order)}
+    newest_first = sorted(members_of, key=lambda c: (rank.get(c, len(rank)), c), reverse=True)
+    kept: set[str] = set()
+    room, blocks = limit, 0
+    for chat_id in newest_first:
+        members = members_of[chat_id]
+        if blocks and len(members) > room:
+            break
+        kept.update(n.id for n in members[:room])
+        room, blocks = room - min(len(members), room), blocks + 1
+        if room == 0 or blocks == max_blocks:
+            break
+    return [n for n in nodes if n.id in kept], blocks
 
 
 def flow_nodes(
@@ -311,7 +370,7 @@ def flow_nodes(
     rank = {chat_id: i for i, chat_id in enumerate(session_order)}
     members_of: dict[str, list[GraphNode]] = {}
     for node in nodes:
-        members_of.setdefault(node.sessions[0] if node.sessions else "", []).append(node)
+        members_of.setdefault(block_of(node), []).append(node)
     blocks: list[list[dict[str, Any]]] = []
     sizes: list[tuple[int, int]] = []
     for chat_id in sorted(members_of, key=lambda c: (rank.get(c, len(rank)), c)):
@@ -339,6 +398,32 @@ def flow_nodes(
         for block, (dx, dy) in zip(blocks, pack_rows(sizes), strict=True)
         for item in block
     ]
+
+
+def fit_view_options(
+    drawn: list[GraphNode], items: list[dict[str, Any]], session_order: Sequence[str]
+) -> dict[str, Any]:
+    """React Flow's first fit: the whole drawing when it is readable at that zoom, else
+    the newest session block (with its title), no larger than life."""
+    options: dict[str, Any] = {"padding": 0.1}
+    boxes = [
+        (item["position"]["x"], item["position"]["y"], item["data"]["label"])
+        for item in items
+        if not item["id"].startswith("session-title-")
+    ]
+    if not boxes:
+        return options
+    wide = max(x for x, _, _ in boxes) - min(x for x, _, _ in boxes) + NODE_WIDTH
+    tall = max(y + NODE_CHROME + LINE_HEIGHT * label_lines(label) for _, y, label in boxes)
+    tall -= min(y for _, y, _ in boxes)
+    blocks = {block_of(n) for n in drawn}
+    if len(blocks) < 2 or min(VIEW[0] / wide, VIEW[1] / tall) >= FOCUS_BELOW:
+        return options
+    rank = {chat_id: i for i, chat_id in enumerate(session_order)}
+    newest = max(blocks, key=lambda c: (rank.get(c, len(rank)), c))
+    focus = [{"id": n.id} for n in drawn if block_of(n) == newest]
+    focus.append({"id": f"session-title-{newest}"})
+    return {**options, "nodes": focus, "maxZoom": 1}
 
 
 def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str, Any]]:

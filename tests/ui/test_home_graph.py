@@ -6,15 +6,19 @@ from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot
 from tests.ui.samples import AT
 from tests.ui.state_doubles import FakeProxy, substate
 from ui.graph_view import (
+    BLOCK_LIMIT,
     COLUMN_MAX_HEIGHT,
+    DRAW_LIMIT,
     LINE_HEIGHT,
     NODE_CHROME,
     NODE_WIDTH,
     VIEW,
     detail,
+    fit_view_options,
     flow_edges,
     flow_nodes,
     label_lines,
+    newest_blocks,
 )
 from ui.state.home_state import HomeState
 
@@ -102,9 +106,9 @@ def test_session_filter_lists_titles_and_clear_filters_shows_everything_again():
     state = _home()
     state._titles = {"c1": "Teach me fractions"}
     state._store(GraphSnapshot(nodes=[_node("a"), _node("b", "c2")]))
-    assert [(s.id, s.title) for s in state.session_options] == [
-        ("c1", "Teach me fractions"),
+    assert [(s.id, s.title) for s in state.session_options] == [  # newest first
         ("c2", "c2"),
+        ("c1", "Teach me fractions"),
     ]
     state.set_search("nothing like this")
     state.set_filter_session("c2")
@@ -127,3 +131,65 @@ async def test_an_unreachable_api_is_a_failed_load_not_an_empty_graph(monkeypatc
     await HomeState.load.fn(FakeProxy(state))
     assert state.load_failed and "cannot reach the API" in state.error
     assert not state.loading and state.node_total == 0
+
+
+def _months(sessions: int, per_session: int) -> list[GraphNode]:
+    """A learner's graph after months: `sessions` sessions of `per_session` nodes each."""
+    return [
+        _node(f"s{c:03d}-{i}", f"s{c:03d}", f"idea {i} of session {c:03d}")
+        for c in range(sessions)
+        for i in range(per_session)
+    ]
+
+
+def test_only_the_newest_whole_session_blocks_are_drawn_within_the_limits():
+    order = [f"s{c:03d}" for c in range(300)]
+    nodes = _months(300, 10)
+    drawn, blocks = newest_blocks(nodes, order)
+    assert len(drawn) == DRAW_LIMIT and blocks == DRAW_LIMIT // 10
+    assert {n.sessions[0] for n in drawn} == set(order[-blocks:])  # whole, newest blocks
+    # one or two matches in each of many sessions: capped by blocks, still whole
+    sparse, blocks = newest_blocks(nodes[::10], order)
+    assert blocks == BLOCK_LIMIT and len(sparse) == BLOCK_LIMIT
+    assert newest_blocks(nodes[:30], order) == (nodes[:30], 3)  # small graphs: everything
+    huge = [_node(f"n{i}", "one") for i in range(DRAW_LIMIT + 5)]
+    assert newest_blocks(huge, ["one"]) == (huge[:DRAW_LIMIT], 1)  # one huge block is cut
+
+
+def test_a_months_long_graph_draws_its_newest_sessions_and_says_how_to_see_the_rest():
+    state = _home()
+    state._store(GraphSnapshot(nodes=_months(300, 10)))
+    assert (state.node_total, state.shown_total, state.drawn_total) == (3000, 3000, DRAW_LIMIT)
+    assert len([n for n in state.nodes if not n["id"].startswith("session-title-")]) == DRAW_LIMIT
+    assert state.capped_note == (
+        "Drawn: your 20 newest sessions. Search or pick a session to see the others."
+    )
+    assert state.session_options[0].id == "s299"  # the session filter starts at the newest
+    state.set_search("session 004")  # an old session, found by search: drawn whole
+    assert (state.shown_total, state.drawn_total, state.capped_note) == (10, 10, "")
+    state.set_search("idea 1 ")
+    assert state.drawn_total == BLOCK_LIMIT and state.capped_note.startswith("300 match;")
+    state.clear_filters()
+    state.set_filter_session("s000")
+    assert state.drawn_total == 10 and state.capped_note == ""
+
+
+def test_a_search_keystroke_sends_the_drawn_graph_but_not_the_legend_or_session_list():
+    state = _home()
+    state._store(GraphSnapshot(nodes=_months(30, 10)))
+    state.dirty_vars.clear()
+    state.set_search("idea 3")
+    assert {"nodes", "edges", "drawn_total"} <= state.dirty_vars
+    assert not {"counts", "session_options", "node_total"} & state.dirty_vars
+
+
+def test_a_drawing_too_big_to_read_whole_opens_on_its_newest_session():
+    state = _home()
+    state._store(GraphSnapshot(nodes=_months(300, 10)))
+    focus = {item["id"] for item in state.fit_options["nodes"]}
+    assert focus == {f"s299-{i}" for i in range(10)} | {"session-title-s299"}
+    assert state.fit_options["maxZoom"] == 1
+    state.set_filter_session("s000")  # one block: fit it whole, as a small graph is
+    assert state.fit_options == {"padding": 0.1}
+    nodes = [_node(f"{c}-{i}", c) for c in ("c1", "c2") for i in range(3)]
+    assert fit_view_options(nodes, flow_nodes(nodes, []), ["c1", "c2"]) == {"padding": 0.1}

@@ -241,10 +241,33 @@ def filters() -> rx.Component:
             value=H.filter_session,
             on_change=H.set_filter_session,
         ),
-        rx.text(H.shown_total, " of ", H.node_total, " shown", size="2", color_scheme="gray"),
+        rx.text(
+            H.drawn_total,
+            " of ",
+            H.node_total,
+            " shown",
+            size="2",
+            color_scheme="gray",
+            id="graph-count",
+        ),
         align="center",
         wrap="wrap",
         spacing="2",
+    )
+
+
+def capped_note() -> rx.Component:
+    """A months-long graph draws only its newest sessions: say so, and how to see the rest."""
+    return rx.cond(
+        H.capped_note != "",
+        rx.hstack(
+            rx.icon("info", size=14, flex_shrink="0"),
+            rx.text(H.capped_note, size="1"),
+            align="center",
+            spacing="1",
+            color=rx.color("gray", 11),
+            id="graph-capped",
+        ),
     )
 
 
@@ -295,7 +318,9 @@ def graph_canvas() -> rx.Component:
             default_nodes=H.nodes,
             default_edges=H.edges,
             fit_view=True,
-            min_zoom=0.2,
+            fit_view_options=H.fit_options,
+            # low enough that the fit-view button fits a whole capped drawing
+            min_zoom=0.05,
             max_zoom=2.0,
             nodes_connectable=False,
             color_mode=rx.color_mode_cond("light", "dark"),
@@ -359,7 +384,9 @@ def home() -> rx.Component:
             rx.center(rx.spinner(size="3"), height="40vh"),
             rx.cond(H.load_failed, load_failed_state(), empty_state()),
         ),
-        rx.vstack(filters(), graph_canvas(), width="100%", height="100%", spacing="2"),
+        rx.vstack(
+            filters(), capped_note(), graph_canvas(), width="100%", height="100%", spacing="2"
+        ),
     )
     # From md up the page is one screen: the graph takes whatever the header leaves.
     return rx.box(

@@ -58,6 +58,20 @@ def search_nodes(nodes: list[GraphNode], query: str) -> list[GraphNode]:
     return [n for n in nodes if needle in " ".join(n.statement.split()).casefold()]
 
 
+def capped_note(matches: int, drawn: int, blocks: int, filtered: bool) -> str:
+    """What the canvas says when it draws only `drawn` of `matches` nodes (in `blocks`
+    session blocks): which ones, and how to see the others. "" when it draws them all."""
+    if drawn >= matches:
+        return ""
+    newest = "your newest session" if blocks == 1 else f"your {blocks} newest sessions"
+    if filtered:
+        return (
+            f"{matches:,} match; drawn are those from {newest}. "
+            "Narrow the search or pick a session to see the others."
+        )
+    return f"Drawn: {newest}. Search or pick a session to see the others."
+
+
 class HomeState(rx.State):
     """Derived, render-ready graph vars; the raw snapshot stays server-side."""
 
@@ -69,12 +83,19 @@ class HomeState(rx.State):
     edges: rx.Field[list[dict[str, Any]]] = rx.field(default_factory=list)
     node_total: int = 0
     shown_total: int = 0
+    """Nodes matching the filters and search."""
+    drawn_total: int = 0
+    """Of those, the ones drawn: at most graph_view.DRAW_LIMIT, the newest sessions' blocks."""
+    capped_note: str = ""
+    """Why not every match is drawn and how to reach the rest ("" when all are)."""
     counts: rx.Field[list[StateCount]] = rx.field(default_factory=list)
     session_options: rx.Field[list[SessionLink]] = rx.field(default_factory=list)
     filter_state: str = "all"
     filter_session: str = "all"
     search: str = ""
     flow_key: str = "empty"
+    fit_options: rx.Field[dict[str, Any]] = rx.field(default_factory=dict)
+    """React Flow's first fit: all that is drawn, or its newest session when that is small."""
     selected: NodeDetail = NodeDetail()
     has_selected: bool = False
     chats: rx.Field[list[ChatRow]] = rx.field(default_factory=list)
@@ -87,27 +108,41 @@ class HomeState(rx.State):
     _titles: dict[str, str] = rx.field(default_factory=dict)
     """chat id → title, so sessions read as the learner named them, not as ids."""
     _version: int = 0
+    _session_ids: list[str] = rx.field(default_factory=list)
+    """Every session in the graph, oldest first (the order blocks are drawn in)."""
+
+    def _refresh_graph(self) -> None:
+        """What only a new graph changes: totals, legend, session filter, highlight."""
+        graph = self._graph
+        self._session_ids = graph_view.sessions(graph)
+        self.node_total = len(graph.nodes)
+        self.counts = graph_view.counts(graph)
+        # newest first, as the sessions list reads: after months the latest are wanted most
+        self.session_options = graph_view.session_links(self._session_ids[::-1], self._titles)
+        self.new_count = sum(1 for n in graph.nodes if self.highlight in n.sessions)
 
     def _refresh_view(self) -> None:
+        """What a filter or search changes: the nodes and edges drawn (a keystroke must
+        not resend the legend and the session list)."""
         graph = self._graph
         state = "" if self.filter_state == "all" else self.filter_state
         session = "" if self.filter_session == "all" else self.filter_session
         shown = search_nodes(graph_view.filtered(graph, state, session), self.search)
-        session_ids = graph_view.sessions(graph)
+        drawn, blocks = graph_view.newest_blocks(shown, self._session_ids)
         self.nodes = graph_view.flow_nodes(
-            shown, graph.edges, self.highlight, session_ids, self._titles
+            drawn, graph.edges, self.highlight, self._session_ids, self._titles
         )
-        self.edges = graph_view.flow_edges(shown, graph.edges)
-        self.node_total = len(graph.nodes)
+        self.edges = graph_view.flow_edges(drawn, graph.edges)
+        self.fit_options = graph_view.fit_view_options(drawn, self.nodes, self._session_ids)
         self.shown_total = len(shown)
-        self.counts = graph_view.counts(graph)
-        self.session_options = graph_view.session_links(session_ids, self._titles)
-        self.new_count = sum(1 for n in graph.nodes if self.highlight in n.sessions)
+        self.drawn_total = len(drawn)
+        self.capped_note = capped_note(len(shown), len(drawn), blocks, len(shown) < self.node_total)
         self._version += 1
         self.flow_key = f"{self._version}-{self.filter_state}-{self.filter_session}"
 
     def _store(self, graph: GraphSnapshot) -> None:
         self._graph = graph
+        self._refresh_graph()
         self._refresh_view()
         if self.has_selected:
             found = graph_view.detail(graph, self.selected.id, self._titles)
