@@ -1,5 +1,5 @@
 """Home after months of learning (1,000 nodes in 100 sessions), in a real browser: it draws
-the newest sessions and opens readable on the newest one."""
+the newest sessions, opens readable on the newest one, and lists only the latest sessions."""
 
 from __future__ import annotations
 
@@ -51,3 +51,7 @@ async def test_a_months_long_graph_opens_readable_on_its_newest_session(
     await expect(title).to_be_in_viewport()
     box = await graph.locator(".react-flow__node.selectable").last.bounding_box()
     assert box is not None and box["width"] > 150  # 240 px wide at zoom 1; unreadable < 0.6
+
+    await expect(page.locator("#chat-list").get_by_role("link")).to_have_count(12)
+    await page.locator("#chat-list-toggle").click()
+    await expect(page.locator("#chat-list").get_by_role("link")).to_have_count(SESSIONS)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from shared_contracts.chat import ChatSummary
 from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot, Probe
 from tests.ui.samples import AT
 from tests.ui.state_doubles import FakeProxy, substate
+from ui import api
 from ui.graph_view import (
     BLOCK_LIMIT,
     COLUMN_MAX_HEIGHT,
@@ -20,7 +24,7 @@ from ui.graph_view import (
     label_lines,
     newest_blocks,
 )
-from ui.state.home_state import HomeState
+from ui.state.home_state import RECENT_CHATS, HomeState
 
 LONG = "thinks the answer is 1/2 when asked what fill in the blank number replaces the mark"
 
@@ -181,6 +185,40 @@ def test_a_search_keystroke_sends_the_drawn_graph_but_not_the_legend_or_session_
     state.set_search("idea 3")
     assert {"nodes", "edges", "drawn_total"} <= state.dirty_vars
     assert not {"counts", "session_options", "node_total"} & state.dirty_vars
+
+
+async def test_after_months_the_sessions_list_starts_with_the_latest_and_can_show_all(
+    monkeypatch,
+):
+    chats = [
+        ChatSummary(
+            id=f"s{c:03d}",
+            title=f"Session {c}",
+            created_at=AT + timedelta(days=c),
+            updated_at=AT + timedelta(days=c),
+            model="offline",
+            turns=4,
+            messages=8,
+        )
+        for c in range(300)
+    ]
+
+    async def graph() -> GraphSnapshot:
+        return GraphSnapshot(nodes=_months(300, 1))
+
+    async def listed() -> list[ChatSummary]:
+        return chats
+
+    monkeypatch.setattr(api, "get_graph", graph)
+    monkeypatch.setattr(api, "list_chats", listed)
+    state = _home()
+    await HomeState.load.fn(FakeProxy(state))
+    assert len(state.chats) == 300
+    assert [row.title for row in state.recent_chats] == [
+        f"Session {c}" for c in range(299, 299 - RECENT_CHATS, -1)
+    ]
+    state.toggle_all_chats()
+    assert state.show_all_chats
 
 
 def test_a_drawing_too_big_to_read_whole_opens_on_its_newest_session():

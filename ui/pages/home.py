@@ -197,7 +197,30 @@ def sessions_panel() -> rx.Component:
         rx.heading("Sessions", size="3"),
         rx.cond(
             H.chats.length() > 0,
-            rx.vstack(rx.foreach(H.chats, _chat_row), spacing="1", width="100%", id="chat-list"),
+            rx.vstack(
+                rx.cond(
+                    H.show_all_chats,
+                    rx.foreach(H.chats, _chat_row),
+                    rx.foreach(H.recent_chats, _chat_row),
+                ),
+                rx.cond(
+                    H.chats.length() > H.recent_chats.length(),
+                    rx.button(
+                        rx.cond(
+                            H.show_all_chats,
+                            "Show only the latest",
+                            "Show all " + H.chats.length().to_string() + " sessions",
+                        ),
+                        on_click=H.toggle_all_chats,
+                        variant="ghost",
+                        size="2",
+                        id="chat-list-toggle",
+                    ),
+                ),
+                spacing="1",
+                width="100%",
+                id="chat-list",
+            ),
             rx.text(
                 rx.cond(H.load_failed, "Sessions could not be loaded.", "No sessions yet."),
                 size="2",

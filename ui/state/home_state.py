@@ -16,6 +16,9 @@ from ui.practise import practise_href, practise_title
 
 POLL_SECONDS = 1.0
 POLL_ROUNDS = 45
+RECENT_CHATS = 12
+"""Sessions listed before "Show all": after months, hundreds would make a phone's page
+many screens long."""
 
 
 @dataclasses.dataclass
@@ -99,6 +102,9 @@ class HomeState(rx.State):
     selected: NodeDetail = NodeDetail()
     has_selected: bool = False
     chats: rx.Field[list[ChatRow]] = rx.field(default_factory=list)
+    recent_chats: rx.Field[list[ChatRow]] = rx.field(default_factory=list)
+    """The newest RECENT_CHATS of `chats`: what the list shows until "Show all"."""
+    show_all_chats: bool = False
     updating: bool = False
     highlight: str = ""
     new_count: int = 0
@@ -166,6 +172,7 @@ class HomeState(rx.State):
         async with self:
             self.load_failed = False
             self.chats = chat_rows(chats)
+            self.recent_chats = self.chats[:RECENT_CHATS]
             self._titles = {row.id: row.title for row in self.chats}
             self._store(graph)
             self.loading = False
@@ -192,6 +199,10 @@ class HomeState(rx.State):
         found = graph_view.detail(self._graph, node_id, self._titles)
         self.has_selected = found is not None
         self.selected = found or NodeDetail()
+
+    @rx.event
+    def toggle_all_chats(self) -> None:
+        self.show_all_chats = not self.show_all_chats
 
     @rx.event
     def close_detail(self) -> None:
