@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from shared_contracts.graph import GraphEdge, GraphNode, GraphSnapshot
+from ui.mathdelims import normalise_math
 
 COLUMN_WIDTH, NODE_WIDTH = 300, 240
 COLUMN_MAX_HEIGHT = 640
@@ -508,7 +509,8 @@ def detail(
     unseen = node.state == "unseen"
     quotes: dict[str, Quote] = {}
     for evidence in node.evidence:
-        quotes.setdefault(evidence.quote, Quote(evidence.quote, SPEAKERS[evidence.speaker]))
+        text = normalise_math(evidence.quote)
+        quotes.setdefault(text, Quote(text, SPEAKERS[evidence.speaker]))
     if node.kind == "misconception":
         no_probes = "Seen in the answer quoted above; questions check the idea it gets wrong."
     elif unseen:
@@ -517,7 +519,7 @@ def detail(
         no_probes = "Not checked by a question yet."
     return NodeDetail(
         id=node.id,
-        statement=node.statement,
+        statement=normalise_math(node.statement),
         kind=node.kind,
         state=node.state,
         state_label=label,
@@ -528,8 +530,8 @@ def detail(
         quotes=list(quotes.values()),
         probes=[
             ProbeRow(
-                question=p.question,
-                answer=p.answer,
+                question=normalise_math(p.question),
+                answer=normalise_math(p.answer),
                 verdict=verdict_label(p.correct),
                 when=when(p.at),
                 session=p.chat_id,

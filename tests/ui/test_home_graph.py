@@ -24,7 +24,8 @@ from ui.graph_view import (
     label_lines,
     newest_blocks,
 )
-from ui.state.home_state import RECENT_CHATS, HomeState
+from ui.state import home_state
+from ui.state.home_state import RECENT_CHATS, HomeState, new_note
 
 LONG = "thinks the answer is 1/2 when asked what fill in the blank number replaces the mark"
 
@@ -231,3 +232,36 @@ def test_a_drawing_too_big_to_read_whole_opens_on_its_newest_session():
     assert state.fit_options == {"padding": 0.1}
     nodes = [_node(f"{c}-{i}", c) for c in ("c1", "c2") for i in range(3)]
     assert fit_view_options(nodes, flow_nodes(nodes, []), ["c1", "c2"]) == {"padding": 0.1}
+
+
+def test_the_new_things_note_counts_in_words():
+    assert [new_note(n) for n in (0, 1, 3)] == [
+        "",
+        "1 thing from your last session is highlighted.",
+        "3 things from your last session are highlighted.",
+    ]
+
+
+async def test_a_session_that_does_not_reach_the_graph_is_said_and_can_be_retried(monkeypatch):
+    folded = GraphSnapshot(nodes=[_node("n1", "c9")])
+    graphs = [GraphSnapshot(), GraphSnapshot(), folded]
+    extracted: list[str] = []
+
+    async def graph() -> GraphSnapshot:
+        return graphs.pop(0) if len(graphs) > 1 else graphs[0]
+
+    async def extract(chat_id: str) -> None:
+        extracted.append(chat_id)
+
+    monkeypatch.setattr(api, "get_graph", graph)
+    monkeypatch.setattr(api, "extract", extract)
+    monkeypatch.setattr(home_state, "POLL_ROUNDS", 1)
+    monkeypatch.setattr(home_state, "POLL_SECONDS", 0)
+    state = _home()
+    state.highlight = "c9"  # home opened with ?after=c9 (End session)
+    await state._await_fold("c9", await api.get_graph())
+    assert state.late and not state.updating  # the run failed or is slow: said, not hidden
+    await HomeState.retry_update.fn(FakeProxy(state))
+    assert extracted == ["c9"]
+    assert not state.late and not state.updating
+    assert state.new_note == "1 thing from your last session is highlighted."

@@ -381,12 +381,31 @@ def header() -> rx.Component:
             rx.cond(
                 H.new_count > 0,
                 rx.callout(
-                    H.new_count.to_string() + " things from your last session are highlighted.",
+                    H.new_note,
                     icon="sparkles",
                     size="1",
                     color_scheme="grass",
                     id="graph-new",
                 ),
+            ),
+        ),
+        rx.cond(
+            H.late,
+            rx.callout.root(
+                rx.callout.icon(rx.icon("clock")),
+                rx.callout.text(
+                    "Your last session has not reached your graph yet. ",
+                    rx.button(
+                        "Try again",
+                        on_click=H.retry_update,
+                        size="1",
+                        variant="soft",
+                        id="graph-retry",
+                    ),
+                ),
+                size="1",
+                color_scheme="amber",
+                id="graph-late",
             ),
         ),
         rx.cond(

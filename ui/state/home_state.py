@@ -46,6 +46,15 @@ def chat_rows(chats: list[ChatSummary]) -> list[ChatRow]:
     ]
 
 
+def new_note(count: int) -> str:
+    """How many things the last session added, in words ("" for none)."""
+    if count <= 0:
+        return ""
+    if count == 1:
+        return "1 thing from your last session is highlighted."
+    return f"{count} things from your last session are highlighted."
+
+
 def has_session(snapshot: GraphSnapshot, chat_id: str) -> bool:
     """True once the graph holds anything folded from `chat_id`."""
     return any(s.chat_id == chat_id for s in snapshot.sessions) or any(
@@ -108,6 +117,10 @@ class HomeState(rx.State):
     updating: bool = False
     highlight: str = ""
     new_count: int = 0
+    new_note: str = ""
+    """ "3 things from your last session are highlighted." (empty when none are)."""
+    late: bool = False
+    """The session just ended did not reach the graph while home waited for it."""
     creating: bool = False
 
     _graph: GraphSnapshot = GraphSnapshot()
@@ -126,6 +139,7 @@ class HomeState(rx.State):
         # newest first, as the sessions list reads: after months the latest are wanted most
         self.session_options = graph_view.session_links(self._session_ids[::-1], self._titles)
         self.new_count = sum(1 for n in graph.nodes if self.highlight in n.sessions)
+        self.new_note = new_note(self.new_count)
 
     def _refresh_view(self) -> None:
         """What a filter or search changes: the nodes and edges drawn (a keystroke must
@@ -162,6 +176,7 @@ class HomeState(rx.State):
             after = self.router.url.query_parameters.get("after", "")
             self.highlight = after
             self.loading, self.error, self.updating = True, "", bool(after)
+            self.late = False
         try:
             graph, chats = await asyncio.gather(api.get_graph(), api.list_chats())
         except api.ApiError as exc:
@@ -176,6 +191,10 @@ class HomeState(rx.State):
             self._titles = {row.id: row.title for row in self.chats}
             self._store(graph)
             self.loading = False
+        await self._await_fold(after, graph)
+
+    async def _await_fold(self, after: str, graph: GraphSnapshot) -> None:
+        """Polls the graph until the session `after` is folded in, or POLL_ROUNDS pass."""
         rounds = 0
         while after and not has_session(graph, after) and rounds < POLL_ROUNDS:
             rounds += 1
@@ -190,6 +209,27 @@ class HomeState(rx.State):
                 self._store(graph)
         async with self:
             self.updating = False
+            # A failed or slow run: say so, and offer the retry only a new trigger brings.
+            self.late = bool(after) and not has_session(graph, after)
+
+    @rx.event(background=True)
+    async def retry_update(self) -> None:
+        """Runs the ended session's extraction again, then waits for it as `load` does."""
+        async with self:
+            after, self.late, self.error = self.highlight, False, ""
+        if not after:
+            return
+        try:
+            await api.extract(after)
+            graph = await api.get_graph()
+        except api.ApiError as exc:
+            async with self:
+                self.error, self.late = str(exc), True
+            return
+        async with self:
+            self.updating = True
+            self._store(graph)
+        await self._await_fold(after, graph)
 
     @rx.event
     def select_node(self, node_id: str) -> None:
