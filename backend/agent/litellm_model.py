@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -201,6 +202,8 @@ def explain(model: str, exc: BaseException, *, mid_stream: bool = False) -> str:
         return f"{who} was not found at the provider. Check LH_MODEL."
     if "RateLimitError" in names or status == 429:
         return f"{who} is rate-limited right now. Wait a minute, then send your message again."
+    if names & {"Timeout", "APITimeoutError"}:
+        return f"{who} took too long to answer. Send your message again, or try later."
     if names & _RETRYABLE_NAMES or "connection error" in str(exc).lower():
         return f"{who} could not be reached. Check the network, then send your message again."
     if "ContextWindowExceededError" in names:
@@ -232,12 +235,14 @@ class LitellmChatModel:
     """`ChatModel` over litellm (any litellm model string).
 
     Rules: failures before the first chunk are retried when retryable (exponential backoff,
-    `Retry-After` honoured up to `max_backoff`), at most `max_attempts` attempts, then
-    `ModelError(retryable=True)`; a failure after chunks were yielded raises `ModelError` at
-    once (the caller keeps the partial text); non-retryable errors raise at once. Tool-call
-    arguments are passed through raw. When nothing is registered with litellm (callbacks,
-    cache, budget) the stream is closed at litellm's closing usage chunk, skipping the
-    end-of-stream rebuild that only its success logging reads.
+    `Retry-After` honoured up to `max_backoff`), at most `max_attempts` attempts and only
+    while another full attempt still fits in `budget` seconds (so a hung provider keeps a
+    learner waiting about one `timeout`, not three), then `ModelError(retryable=True)`; a
+    failure after chunks were yielded raises `ModelError` at once (the caller keeps the
+    partial text); non-retryable errors raise at once. Tool-call arguments are passed
+    through raw. When nothing is registered with litellm (callbacks, cache, budget) the
+    stream is closed at litellm's closing usage chunk, skipping the end-of-stream rebuild
+    that only its success logging reads.
     """
 
     def __init__(
@@ -248,7 +253,9 @@ class LitellmChatModel:
         api_key: str | None = None,
         timeout: float = 60.0,
         max_attempts: int = 3,
+        budget: float = 90.0,
         sleep: Sleep = anyio.sleep,
+        clock: Callable[[], float] = time.monotonic,
         base_backoff: float = 0.5,
         max_backoff: float = 20.0,
     ) -> None:
@@ -258,7 +265,9 @@ class LitellmChatModel:
         self.api_key = api_key
         self.timeout = timeout
         self.max_attempts = max(1, max_attempts)
+        self.budget = budget
         self.sleep = sleep
+        self.clock = clock
         self.base_backoff = base_backoff
         self.max_backoff = max_backoff
 
@@ -295,6 +304,7 @@ class LitellmChatModel:
         """Stream one call: chunks, then exactly one `ModelDone`; `ModelError` on failure."""
         litellm = _import_litellm()
         kwargs = self._call_kwargs(request, litellm)
+        started = self.clock()
         attempt = 0
         while True:
             attempt += 1
@@ -322,14 +332,16 @@ class LitellmChatModel:
                     ) from exc
                 if not retryable:
                     raise ModelError(detail, retryable=False, public=public) from exc
-                if attempt >= self.max_attempts:
+                backoff = self._backoff(attempt, retry_after)
+                out_of_time = self.clock() - started + backoff + self.timeout > self.budget
+                if attempt >= self.max_attempts or out_of_time:
                     raise ModelError(
                         f"{detail} (after {attempt} attempts)",
                         retryable=True,
                         retry_after=retry_after,
                         public=public,
                     ) from exc
-                await self.sleep(self._backoff(attempt, retry_after))
+                await self.sleep(backoff)
                 continue
             yield acc.done(self._cost(litellm, acc.prompt_tokens, acc.completion_tokens))
             return

@@ -345,3 +345,13 @@ async def test_the_first_stream_moves_litellm_out_of_the_collectors_reach(fake: 
     fake.script(stream_text("hi"))
     await collect(make_model(fake), request())
     assert gc.get_freeze_count() >= 100_000  # litellm alone leaves ~390k objects behind
+
+
+async def test_a_hung_provider_is_not_retried_past_the_budget(fake: FakeOpenAI) -> None:
+    fake.script(Hang(1.0), stream_text("too late to matter"))
+    sleep = SleepRecorder()
+    model = make_model(fake, sleep, timeout=0.2, budget=0.3)  # no room for a second attempt
+    with pytest.raises(ModelError) as info:
+        await collect(model, request())
+    assert sleep.calls == [] and "after 1 attempts" in str(info.value)
+    assert_learner_reads(info.value, "took too long to answer")
