@@ -22,7 +22,7 @@ CORE = (
     "backend.core.graph_probes, backend.core.evidence_gate, backend.core.pending, "
     "backend.core.phases, backend.core.plan_tree, backend.core.questions, "
     "backend.core.record_ops, backend.core.transcript, backend.core.views, "
-    "backend.core.mathdelims, backend.core.ports"
+    "backend.core.ports"
 )
 SUBJECTS = (
     ("cli", "backend.cli"),
