@@ -191,11 +191,21 @@ def _tool_item(
     return item
 
 
-def chat_items(room: Room) -> list[ChatItem]:
-    """The conversation as render blocks, in order; plan tool calls go to the plan panel."""
+def turn_start(room: Room) -> int:
+    """Index of the message that opens the latest turn (the learner's last message): the
+    messages from there on are what a streamed answer changes."""
+    for index in range(len(room.messages) - 1, -1, -1):
+        if room.messages[index].role == "user":
+            return index
+    return 0
+
+
+def chat_items(room: Room, start: int = 0, stop: int | None = None) -> list[ChatItem]:
+    """The conversation (its messages `start:stop`) as render blocks, in order; plan tool
+    calls go to the plan panel."""
     items: list[ChatItem] = []
     jobs_by_call = {job.tool_call_id: job for job in room.jobs.values()}
-    for message in room.messages:
+    for message in room.messages[start:stop]:
         for index, part in enumerate(message.parts):
             key = f"{message.id}:{index}"
             if isinstance(part, TextPart):
@@ -302,8 +312,12 @@ def status(room: Room) -> dict[str, Any]:
 
 def project(room: Room) -> dict[str, Any]:
     """Every public classroom var, computed from the room."""
+    start = turn_start(room)
     return {
-        "items": chat_items(room),
+        # Two vars, in two states: a token changes only `turn_items`, so the browser is
+        # sent (and redraws) the latest turn, not the whole conversation, per frame.
+        "items": chat_items(room, stop=start),
+        "turn_items": chat_items(room, start=start),
         "plan_goal": room.plan.goal if room.plan else "",
         "plan": plan_rows(room.plan),
         **dock(room),

@@ -9,21 +9,23 @@ import msgspec
 from reflex.istate.data import ReflexURL, RouterData
 from websockets.asyncio.server import serve
 
+from shared_contracts.chat import Message, TextPart
 from shared_contracts.frames import (
     Abort,
     Answer,
     ClientFrame,
     Question,
     Snapshot,
+    TextDelta,
     TurnStarted,
     UserMessage,
 )
-from tests.ui.samples import MC, ONE_OF_EACH, QUIZ_KEY, chat_view
+from tests.ui.samples import AT, MC, ONE_OF_EACH, QUIZ_KEY, chat_view
 from tests.ui.state_doubles import FakeProxy, substate
 from ui import outbox
 from ui.room import Room, apply_frames
 from ui.state.home_state import HomeState
-from ui.state.room_state import RoomState, chat_id_from_path
+from ui.state.room_state import ChatLogState, RoomState, chat_id_from_path
 
 CLIENT = msgspec.json.Decoder(ClientFrame)
 ENC = msgspec.json.Encoder()
@@ -35,10 +37,50 @@ def test_no_public_var_ever_holds_a_quiz_key():
     state._publish(apply_frames(state._room, [Snapshot(chat=chat_view())]))
     public = json.dumps(state.dict(), default=str)
     delta = json.dumps(state.get_delta(), default=str)
-    assert state.items, "the projection produced items"
+    assert state.turn_items, "the projection produced items"
     assert QUIZ_KEY not in public and QUIZ_KEY not in delta
     fields = next(iter(state.dict().values()))
     assert "_room" not in RoomState.base_vars and not any("_room" in k for k in fields)
+
+
+def test_a_streamed_token_sends_the_latest_turn_not_the_whole_conversation():
+    """A 300-message chat resent the whole conversation (~250 KB) 20 times a second while
+    the tutor wrote, and the browser redrew every message each time."""
+    messages = [
+        Message(
+            id=f"m{i}",
+            role=("user" if i % 2 else "assistant"),
+            turn=i,
+            created_at=AT,
+            parts=[TextPart(text=f"message {i}")],
+        )
+        for i in range(1, 301)
+    ]
+    state = substate(RoomState)
+    log = state.get_substate([ChatLogState.get_name()])
+    view = chat_view(messages=messages, pending_question=None)
+    state._publish(apply_frames(Room(), [Snapshot(chat=view)]))
+    assert len(log.items) == 298 and [i.text for i in state.turn_items] == [
+        "message 299",
+        "message 300",
+    ]
+    state._clean()
+    state._publish(apply_frames(state._room, [TextDelta(message_id="m300", delta=" more")]))
+    delta = state.get_delta()
+    assert ChatLogState.get_full_name() not in delta
+    latest = delta[RoomState.get_full_name()]["turn_items_rx_state_"]
+    assert latest[-1].text == "message 300 more"
+    assert len(json.dumps(delta, default=str)) < 2_000
+
+    state.room_id = "chat-1"
+    box = outbox.key(state.router.session.client_token, "chat-1")
+    queue = outbox.open_box(box)
+    try:
+        state.set_draft("next question")
+        state.send_message()  # the finished turn joins the log once, when the next starts
+    finally:
+        outbox.close_box(box, queue)
+    assert len(log.items) == 300 and [i.text for i in state.turn_items] == ["next question"]
 
 
 def test_no_public_var_is_named_like_a_secret():
@@ -66,7 +108,7 @@ def test_send_message_posts_a_user_message_and_shows_it():
         state.send_message()
         frame = CLIENT.decode(queue.get_nowait())
         assert isinstance(frame, UserMessage) and frame.text == "teach me halves"
-        assert state.draft == "" and state.items[-1].text == "teach me halves"
+        assert state.draft == "" and state.turn_items[-1].text == "teach me halves"
     finally:
         outbox.close_box(outbox.key(state.router.session.client_token, "chat-1"), queue)
 

@@ -16,10 +16,12 @@ from ui.state.room_state import (
     ANSWER_INPUT_ID,
     COMPOSER_ID,
     FOLLOW_ID,
+    ChatLogState,
     RoomState,
 )
 
 S = RoomState
+Log = ChatLogState
 
 
 def status_line() -> rx.Component:
@@ -444,15 +446,18 @@ def classroom() -> rx.Component:
         status_line(),
         rx.vstack(
             rx.cond(
-                S.items.length() == 0,
+                (Log.items.length() + S.turn_items.length()) == 0,
                 rx.text(
                     "Say hello, or tell the tutor what you want to learn.", color_scheme="gray"
                 ),
             ),
-            rx.foreach(S.items, chat_item),
+            # Earlier turns and the latest one read different states: a streamed token
+            # redraws the latest turn only.
+            rx.foreach(Log.items, chat_item),
+            rx.foreach(S.turn_items, chat_item),
             # A chat opens at its latest message: this mounts with the first items.
             rx.cond(
-                S.items.length() > 0,
+                (Log.items.length() + S.turn_items.length()) > 0,
                 rx.box(display="none", on_mount=rx.scroll_to(FOLLOW_ID)),
             ),
             spacing="3",

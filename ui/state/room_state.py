@@ -36,6 +36,8 @@ ANSWER_CHOICES_ID = "answer-choices"
 composer (a multiple-choice group passes focus on to its picked or first card)."""
 
 ENCODER = msgspec.json.Encoder()
+LOG_VARS = frozenset({"items"})
+"""The projection's vars that live in `ChatLogState` (the rest are `RoomState`'s)."""
 _ID = re.compile(ID_PATTERN)
 _PATH = re.compile(r"^/chat/([^/]+)/?$")
 
@@ -61,7 +63,8 @@ class RoomState(rx.State):
     """Public vars are the render projection of `_room`; nothing secret is ever public."""
 
     room_id: str = ""
-    items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
+    turn_items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
+    """The latest turn's blocks; the ones before it are `ChatLogState.items`."""
     plan_goal: str = ""
     plan: rx.Field[list[PlanRow]] = rx.field(default_factory=list)
     q_visible: bool = False
@@ -98,9 +101,11 @@ class RoomState(rx.State):
     def _publish(self, room: Room) -> None:
         """Stores the room and assigns only the public vars whose value changed."""
         self._room = room
+        log = self.get_substate([ChatLogState.get_name()])
         for name, value in render.project(room).items():
-            if getattr(self, name) != value:
-                setattr(self, name, value)
+            target = log if name in LOG_VARS else self
+            if getattr(target, name) != value:
+                setattr(target, name, value)
 
     def _box(self) -> str:
         return outbox.key(self.router.session.client_token, self.room_id)
@@ -293,3 +298,11 @@ class RoomState(rx.State):
         async with self:
             self._generation += 1
         return rx.redirect(f"/?after={chat_id}")
+
+
+class ChatLogState(RoomState):
+    """The conversation before the latest turn, in a state of its own: the browser redraws
+    what reads a state whenever any of its vars changes, and a streamed token changes
+    `RoomState` (20 times a second) but not these items (a long chat's whole history)."""
+
+    items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
