@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 from typing import Any
 
 from shared_contracts.chat import TextPart, ToolPart
@@ -32,6 +33,13 @@ the page around a frame can show focus inside it, and a generated page may draw 
 
 PLAN_TOOLS = frozenset({"plan_init", "plan_add", "plan_update", "plan_mark_done"})
 JOB_LABELS = {"research": "Research note", "demo": "Interactive demo", "visual": "Diagram"}
+
+
+@functools.lru_cache(maxsize=4096)
+def math_ready(text: str) -> str:
+    """`normalise_math`, remembered: every streamed frame projects the whole conversation
+    again, and normalising its unchanged text was nearly all of a frame's Python time."""
+    return normalise_math(text)
 
 
 @dataclasses.dataclass
@@ -120,7 +128,7 @@ def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
     )
     if isinstance(result, ResearchNote):
         item.title, item.caveat = result.title, result.caveat
-        item.body = normalise_math(result.body)
+        item.body = math_ready(result.body)
         item.sources = [SourceLink(title=s.title, url=s.url) for s in result.sources]
     elif isinstance(result, DemoPage):
         item.title, item.demo_doc = result.title, CSP_META + DEMO_FOCUS_STYLE + result.html
@@ -138,10 +146,10 @@ def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
 
 def _question_prompt(part: ToolPart) -> str:
     if part.tool_name == "ask_user_question":
-        return normalise_math(str(part.input.get("prompt", "")))
+        return math_ready(str(part.input.get("prompt", "")))
     question = part.input.get("question")
     prompt = question.get("prompt", "") if isinstance(question, dict) else ""
-    return normalise_math(str(prompt))
+    return math_ready(str(prompt))
 
 
 def _option_texts(part: ToolPart, answer: Any) -> Any:
@@ -179,15 +187,15 @@ def _tool_item(
     if isinstance(output, GradedOutput):
         item.given, item.graded = answer_text(_option_texts(part, output.answer)), True
         item.correct = output.verdict.correct
-        item.expected = normalise_math(output.verdict.expected)
-        item.feedback = normalise_math(output.verdict.feedback)
+        item.expected = math_ready(output.verdict.expected)
+        item.feedback = math_ready(output.verdict.feedback)
     elif isinstance(output, ReplyOutput):
         item.given = output.answer
     verdict = room.last_verdict
     if verdict is not None and verdict.tool_call_id == part.tool_call_id and not item.graded:
         item.graded, item.correct = True, verdict.correct
-        item.expected = normalise_math(verdict.expected)
-        item.feedback = normalise_math(verdict.feedback)
+        item.expected = math_ready(verdict.expected)
+        item.feedback = math_ready(verdict.feedback)
     return item
 
 
@@ -205,12 +213,15 @@ def chat_items(room: Room, start: int = 0, stop: int | None = None) -> list[Chat
     calls go to the plan panel."""
     items: list[ChatItem] = []
     jobs_by_call = {job.tool_call_id: job for job in room.jobs.values()}
-    for message in room.messages[start:stop]:
+    settled = turn_start(room)
+    for position, message in enumerate(room.messages[start:stop], start):
         for index, part in enumerate(message.parts):
             key = f"{message.id}:{index}"
             if isinstance(part, TextPart):
                 if part.text:
-                    text = normalise_math(part.text)
+                    # Not the latest turn's text through the cache: it grows every frame.
+                    ready = math_ready if position < settled else normalise_math
+                    text = ready(part.text)
                     items.append(ChatItem(key=key, role=message.role, text=text))
                 continue
             if not isinstance(part, ToolPart):
@@ -264,10 +275,10 @@ def dock(room: Room) -> dict[str, Any]:
         "q_visible": pending is not None,
         "q_id": pending.tool_call_id if pending else "",
         "q_kind": pending.question.kind if pending else "",
-        "q_prompt": normalise_math(pending.question.prompt) if pending else "",
+        "q_prompt": math_ready(pending.question.prompt) if pending else "",
         "q_unit": pending.question.unit if pending else "",
         "q_options": [
-            OptionView(id=o.id, text=normalise_math(o.text), label=plain_math(o.text))
+            OptionView(id=o.id, text=math_ready(o.text), label=plain_math(o.text))
             for o in pending.question.options
         ]
         if pending
@@ -275,8 +286,8 @@ def dock(room: Room) -> dict[str, Any]:
         "q_checking": bool(pending and room.submitted == pending.tool_call_id),
         "v_visible": verdict is not None,
         "v_correct": bool(verdict and verdict.correct),
-        "v_expected": normalise_math(verdict.expected) if verdict else "",
-        "v_feedback": normalise_math(verdict.feedback) if verdict else "",
+        "v_expected": math_ready(verdict.expected) if verdict else "",
+        "v_feedback": math_ready(verdict.feedback) if verdict else "",
     }
     return out
 

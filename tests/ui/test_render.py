@@ -8,10 +8,18 @@ import re
 import msgspec
 
 from shared_contracts.chat import Message, TextPart, ToolPart
-from shared_contracts.frames import JobFrame, Snapshot, ToolCall, ToolResult, VerdictFrame
+from shared_contracts.frames import (
+    JobFrame,
+    Snapshot,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    VerdictFrame,
+)
 from shared_contracts.jobs import ChartSeries, ChartSpec, Visual
 from shared_contracts.tools import JobOutput
 from tests.ui.samples import AT, GRADED, PLAN, QUIZ_KEY, chat_view, demo_job, quiz_part
+from ui import render
 from ui.chart_svg import chart_svg
 from ui.render import CSP_META, chat_items, plan_rows, project
 from ui.room import Room, apply_frames, with_connection
@@ -183,3 +191,31 @@ def test_model_math_reaches_the_renderer_in_forms_it_typesets_as_display_or_inli
     assert item.text == (
         "So $x^2$ grows:\n\n$$\n\\frac{2}{3} = \\frac{8}{12}\n$$\n\nand `\\(code\\)` stays."
     )
+
+
+def test_earlier_turns_are_split_off_and_their_math_is_normalised_once():
+    """Each streamed frame projected the whole conversation again: normalising the math of
+    318 unchanged messages was ~8 ms of Python per 50 ms frame (now ~0.5 ms)."""
+    messages = [
+        Message(id="u1", role="user", turn=1, created_at=AT, parts=[TextPart(text="why?")]),
+        Message(
+            id="a1", role="assistant", turn=1, created_at=AT, parts=[TextPart(text=r"\(x^7\)")]
+        ),
+        Message(id="u2", role="user", turn=2, created_at=AT, parts=[TextPart(text="and?")]),
+        Message(
+            id="a2", role="assistant", turn=2, created_at=AT, parts=[TextPart(text=r"\(y^9\)")]
+        ),
+    ]
+    view = chat_view(messages=messages, pending_question=None)
+    room = apply_frames(Room(), [Snapshot(chat=view)])
+    render.math_ready.cache_clear()
+    first = project(room)
+    assert [i.text for i in first["items"]] == ["why?", "$x^7$"]
+    assert [i.text for i in first["turn_items"]] == ["and?", "$y^9$"]
+    streamed = apply_frames(room, [TextDelta(message_id="a2", delta=" more")])
+    again = project(streamed)
+    assert again["items"] == first["items"]
+    assert again["turn_items"][-1].text == "$y^9$ more"
+    info = render.math_ready.cache_info()
+    assert info.hits >= 2 and info.misses == 2  # the earlier turn, normalised once
+    assert info.currsize == 2  # the growing answer is not remembered frame by frame
