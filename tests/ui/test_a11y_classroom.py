@@ -3,6 +3,8 @@ after each action, names for what has no text, and live regions that are there i
 
 from __future__ import annotations
 
+import re
+
 import reflex as rx
 
 from shared_contracts.chat import ToolPart
@@ -10,6 +12,7 @@ from shared_contracts.frames import ErrorFrame, JobFrame, Question, ToolCall, Tu
 from shared_contracts.questions import PublicChoice, PublicQuestion
 from tests.ui.samples import MC, demo_job
 from tests.ui.test_room_state import substate
+from ui.components.chat_items import chat_item
 from ui.components.plan_panel import plan_panel
 from ui.pages import classroom
 from ui.render import chat_items, dock
@@ -96,3 +99,12 @@ def test_a_demo_page_shows_keyboard_focus_inside_its_frame():
     room = apply_frames(Room(), [ToolCall(message_id="m1", part=part), JobFrame(job=demo_job())])
     (item,) = chat_items(room)
     assert ":focus-visible{outline:3px solid" in item.demo_doc.split("<p>demo</p>")[0]
+
+
+def test_messages_and_questions_render_as_memo_components_of_plain_props():
+    """A turn joining the log resends the whole list: without a memo per block, each of
+    300 messages was parsed and typeset again (1.5-1.9 s before the learner's own message
+    appeared; 0.45 s with it)."""
+    rendered = str(rx.foreach(RoomState.turn_items, chat_item))
+    assert re.search(r"jsx\(TextBlock_\w+,\{role:[^,]+,text:", rendered)
+    assert re.search(r"jsx\(QuestionBlock_\w+,\{", rendered)
