@@ -53,5 +53,17 @@ async def test_a_months_long_graph_opens_readable_on_its_newest_session(
     assert box is not None and box["width"] > 150  # 240 px wide at zoom 1; unreadable < 0.6
 
     await expect(page.locator("#chat-list").get_by_role("link")).to_have_count(12)
-    await page.locator("#chat-list-toggle").click()
+    # By keyboard, the sessions are one key past the filters, not 200 drawn nodes away.
+    await page.locator("#graph-search").focus()
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Tab")
+    await expect(page.locator("#skip-graph")).to_be_focused()
+    await expect(page.locator("#skip-graph")).to_have_text("Skip the graph to your sessions")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#side-panel")).to_be_focused()
+    for _ in range(13):
+        await page.keyboard.press("Tab")
+    await expect(page.locator("#chat-list-toggle")).to_be_focused()
+    await page.keyboard.press("Enter")
     await expect(page.locator("#chat-list").get_by_role("link")).to_have_count(SESSIONS)

@@ -41,10 +41,27 @@ async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Serv
     await expect(page.locator("#node-note")).to_contain_text("Not yet seen")
     await expect(page.locator("#practise-this")).to_have_text("Learn this")
 
-    # Enter on a focused node opens its panel; sessions are named by title, not by id.
-    await graph.locator(".react-flow__node.selectable").first.focus()
+    # Enter on a focused node opens its panel and takes focus there (past every other
+    # node); Escape closes it and focus goes back to the graph; Enter opens it again.
+    # Sessions are named by title, not by id.
+    nodes = graph.locator(".react-flow__node.selectable")
+    drawn = await nodes.count()
+    await nodes.first.focus()
     await page.keyboard.press("Enter")
     await expect(page.locator("#node-panel")).to_be_visible()
+    await expect(page.locator("#side-panel")).to_be_focused()
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("button", name="Close the node's details")).to_be_focused()
+    await page.keyboard.press("Escape")
+    await expect(page.locator("#node-panel")).to_have_count(0)
+    await expect(graph).to_be_focused()
+    await page.keyboard.press("Tab")  # the node still selected in the drawing
+    await expect(nodes.first).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#node-panel")).to_be_visible()
+    await page.keyboard.press("Shift+Tab")  # back to the graph: Backspace must not delete
+    await page.keyboard.press("Backspace")
+    await expect(nodes).to_have_count(drawn)
     await expect(page.locator("#node-sessions")).to_contain_text("Teach me")
     await page.get_by_label("Filter by session").click()
     await expect(page.get_by_role("option", name="Teach me fractions")).to_be_visible()

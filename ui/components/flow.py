@@ -19,6 +19,16 @@ def _selected_id(selection: rx.Var) -> tuple[rx.Var[str]]:
     return (rx.Var(f"({selection}.nodes[0]?.id ?? '')").to(str),)
 
 
+def _entered_node_id(event: rx.Var) -> tuple[rx.Var[str]]:
+    """JS `onKeyDown(event)` → the id of the node Enter or Space was pressed on, or "".
+    React Flow selects on those keys but ignores them on a node already selected, so
+    reopening a closed panel by keyboard needs the key itself."""
+    key, node = f"{event}.key", f"{event}.target.closest('.react-flow__node')"
+    return (
+        rx.Var(f"(({key} === 'Enter' || {key} === ' ') ? ({node}?.dataset.id ?? '') : '')").to(str),
+    )
+
+
 class _Flow(rx.Component):
     library = FLOW_PACKAGE
 
@@ -37,10 +47,14 @@ class ReactFlow(_Flow):
     min_zoom: rx.Var[float]
     max_zoom: rx.Var[float]
     nodes_connectable: rx.Var[bool]
+    delete_key_code: rx.Var[str | None]
     color_mode: rx.Var[str]
     on_node_click: rx.EventHandler[_node_id]
     on_selection_change: rx.EventHandler[_selected_id]
     """Also fires for Enter or Space on a focused node: the keyboard's way to select."""
+    on_key_down: rx.EventHandler[_entered_node_id]
+    """Enter or Space on a focused node, selected or not (React Flow passes it to its
+    wrapper)."""
 
 
 class Background(_Flow):

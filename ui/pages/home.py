@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.components.el.elements.sectioning import Aside
+from reflex.event import key_event
 
 from ui.components.flow import flow_background, flow_controls, flow_minimap, react_flow
 from ui.components.legend import legend
 from ui.components.panel import PANEL
 from ui.components.safe_markdown import safe_markdown
 from ui.graph_view import STATE_STYLE, STATES, ProbeRow, Quote
-from ui.state.home_state import ChatRow, HomeState
+from ui.state.home_state import GRAPH_ID, NOTICES_ID, SIDE_PANEL_ID, ChatRow, HomeState
 from ui.state.room_state import RoomState
 
 H = HomeState
+
+
+class SidePanel(Aside):
+    """The aside beside the graph, reporting keys (Escape closes a node's details)."""
+
+    on_key_down: rx.EventHandler[key_event]
 
 
 def new_session_button() -> rx.Component:
@@ -30,7 +38,7 @@ def empty_state() -> rx.Component:
     return rx.center(
         rx.vstack(
             rx.icon("network", size=48, color=rx.color("accent", 9)),
-            rx.heading("Your knowledge graph starts here", size="6"),
+            rx.heading("Your knowledge graph starts here", size="6", as_="h2"),
             rx.text(
                 "Learn with the tutor; what you show you understand becomes a map of "
                 "what you know.",
@@ -59,7 +67,7 @@ def load_failed_state() -> rx.Component:
     return rx.center(
         rx.vstack(
             rx.icon("cloud-off", size=48, color=rx.color("gray", 9)),
-            rx.heading("Your graph could not be loaded", size="5"),
+            rx.heading("Your graph could not be loaded", size="5", as_="h2"),
             rx.text(
                 "The learning server did not answer; try again in a moment.",
                 size="3",
@@ -125,14 +133,21 @@ def node_panel() -> rx.Component:
             ),
             rx.spacer(),
             rx.icon_button(
-                rx.icon("x", size=16), on_click=H.close_detail, variant="ghost", aria_label="Close"
+                rx.icon("x", size=16),
+                on_click=H.close_detail,
+                variant="ghost",
+                aria_label="Close the node's details",
+                id="node-panel-close",
             ),
             width="100%",
             align="center",
         ),
-        # markdown, so a statement's math renders as it does in the classroom
+        # markdown, so a statement's math renders as it does in the classroom; a heading
+        # role (not an h2 element), since markdown renders paragraphs
         rx.box(
             safe_markdown(d.statement),
+            role="heading",
+            aria_level=2,
             font_size="1.25em",
             font_weight="bold",
             line_height="1.35",
@@ -150,7 +165,7 @@ def node_panel() -> rx.Component:
             size="2",
             id="practise-this",
         ),
-        rx.heading("Evidence", size="2"),
+        rx.heading("Evidence", size="2", as_="h3"),
         rx.cond(
             d.quotes.length() > 0,
             rx.vstack(
@@ -159,13 +174,13 @@ def node_panel() -> rx.Component:
             ),
             rx.text("No quotes recorded.", size="2", color_scheme="gray"),
         ),
-        rx.heading("Probe history", size="2"),
+        rx.heading("Probe history", size="2", as_="h3"),
         rx.cond(
             d.probes.length() > 0,
             rx.vstack(rx.foreach(d.probes, _probe), spacing="0", width="100%"),
             rx.text(d.no_probes, size="2", color_scheme="gray"),
         ),
-        rx.heading("Sessions", size="2"),
+        rx.heading("Sessions", size="2", as_="h3"),
         rx.vstack(
             rx.foreach(d.sessions, lambda s: rx.link(s.title, href="/chat/" + s.id, size="2")),
             spacing="1",
@@ -194,7 +209,7 @@ def _chat_row(row: ChatRow) -> rx.Component:
 
 def sessions_panel() -> rx.Component:
     return rx.vstack(
-        rx.heading("Sessions", size="3"),
+        rx.heading("Sessions", size="3", as_="h2"),
         rx.cond(
             H.chats.length() > 0,
             rx.vstack(
@@ -273,6 +288,7 @@ def filters() -> rx.Component:
             color_scheme="gray",
             id="graph-count",
         ),
+        skip_graph(),
         align="center",
         wrap="wrap",
         spacing="2",
@@ -320,6 +336,40 @@ GRAPH_NODE_MARKS = {
 }
 
 
+# Shown only while focused, at the end of the filter row: the classic "skip link", as a
+# button that moves focus.
+SKIP_STYLE = {
+    "position": "absolute",
+    "width": "1px",
+    "height": "1px",
+    "overflow": "hidden",
+    "clip_path": "inset(50%)",
+    "white_space": "nowrap",
+    "&:focus-visible": {
+        "position": "static",
+        "width": "auto",
+        "height": "auto",
+        "clip_path": "none",
+    },
+}
+
+
+def skip_graph() -> rx.Component:
+    """Every drawn node is a tab stop (up to 200): one key press past them to the panel."""
+    return rx.button(
+        rx.cond(
+            H.has_selected,
+            "Skip the graph to the node's details",
+            "Skip the graph to your sessions",
+        ),
+        on_click=rx.set_focus(SIDE_PANEL_ID),
+        variant="soft",
+        size="2",
+        id="skip-graph",
+        style=SKIP_STYLE,
+    )
+
+
 def graph_canvas() -> rx.Component:
     return rx.box(
         react_flow(
@@ -346,9 +396,12 @@ def graph_canvas() -> rx.Component:
             min_zoom=0.05,
             max_zoom=2.0,
             nodes_connectable=False,
+            # Backspace would wipe a selected node off the drawing (it is only a view)
+            delete_key_code=rx.Var("null"),
             color_mode=rx.color_mode_cond("light", "dark"),
             on_node_click=H.select_node,
             on_selection_change=H.select_node,
+            on_key_down=H.select_node,
         ),
         rx.cond(H.shown_total == 0, no_match()),
         position="relative",
@@ -360,7 +413,11 @@ def graph_canvas() -> rx.Component:
         style=GRAPH_NODE_MARKS,
         **PANEL,
         overflow="hidden",
-        id="graph",
+        role="region",
+        aria_label="Your knowledge graph",
+        # where focus goes back to when a node's details close
+        tab_index=-1,
+        id=GRAPH_ID,
     )
 
 
@@ -375,6 +432,20 @@ def header() -> rx.Component:
             align="center",
         ),
         rx.cond(H.node_total > 0, legend(H.counts)),
+        notices(),
+        rx.cond(
+            H.error != "",
+            rx.callout(H.error, icon="triangle-alert", color_scheme="red", size="1", role="alert"),
+        ),
+        width="100%",
+        spacing="3",
+    )
+
+
+def notices() -> rx.Component:
+    """Updating, new things, not reached yet: one polite live region that is always in
+    the page (a region added with its text is often not read out)."""
+    return rx.box(
         rx.cond(
             H.updating,
             rx.callout("Updating your graph…", icon="refresh-cw", size="1", id="graph-updating"),
@@ -397,7 +468,7 @@ def header() -> rx.Component:
                     "Your last session has not reached your graph yet. ",
                     rx.button(
                         "Try again",
-                        on_click=H.retry_update,
+                        on_click=[H.retry_update, rx.set_focus(NOTICES_ID)],
                         size="1",
                         variant="soft",
                         id="graph-retry",
@@ -408,12 +479,18 @@ def header() -> rx.Component:
                 id="graph-late",
             ),
         ),
-        rx.cond(
-            H.error != "",
-            rx.callout(H.error, icon="triangle-alert", color_scheme="red", size="1", role="alert"),
+        role="status",
+        # no gap in the header while there is nothing to say
+        margin_top=rx.cond(
+            H.updating | (H.new_count > 0) | H.late, "0", "calc(-1 * var(--space-3))"
         ),
+        # "Try again" leaves: focus lands on what replaces it, not on the page
+        tab_index=-1,
+        display="flex",
+        flex_direction="column",
+        gap="var(--space-3)",
         width="100%",
-        spacing="3",
+        id=NOTICES_ID,
     )
 
 
@@ -427,16 +504,25 @@ def home() -> rx.Component:
             rx.cond(H.load_failed, load_failed_state(), empty_state()),
         ),
         rx.vstack(
-            filters(), capped_note(), graph_canvas(), width="100%", height="100%", spacing="2"
+            filters(),
+            capped_note(),
+            graph_canvas(),
+            width="100%",
+            height="100%",
+            spacing="2",
         ),
     )
     # From md up the page is one screen: the graph takes whatever the header leaves.
-    return rx.box(
+    return rx.el.main(
         header(),
         rx.flex(
             rx.box(body, flex="1", min_width="0"),
-            rx.box(
+            SidePanel.create(
                 rx.cond(H.has_selected, node_panel(), sessions_panel()),
+                aria_label=rx.cond(H.has_selected, "The node's details", "Your sessions"),
+                tab_index=-1,
+                on_key_down=H.panel_key,
+                id=SIDE_PANEL_ID,
                 width=rx.breakpoints(initial="100%", md="340px"),
                 flex_shrink="0",
                 padding="1em",

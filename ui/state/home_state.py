@@ -14,6 +14,8 @@ from ui import api, graph_view
 from ui.graph_view import NodeDetail, SessionLink, StateCount
 from ui.practise import practise_href, practise_title
 
+GRAPH_ID, SIDE_PANEL_ID, NOTICES_ID = "graph", "side-panel", "graph-notices"
+"""Where keyboard focus is sent: the graph canvas, the aside beside it, the notices."""
 POLL_SECONDS = 1.0
 POLL_ROUNDS = 45
 RECENT_CHATS = 12
@@ -232,21 +234,32 @@ class HomeState(rx.State):
         await self._await_fold(after, graph)
 
     @rx.event
-    def select_node(self, node_id: str) -> None:
-        """A click, or Enter on a focused node; "" (nothing selected any more) keeps the panel."""
+    def select_node(self, node_id: str) -> rx.event.EventSpec | None:
+        """A click, or Enter on a focused node; "" (nothing selected any more) keeps the panel.
+        Focus goes to the panel: after the drawn nodes it is up to 200 tab stops away."""
         if not node_id:
-            return
+            return None
         found = graph_view.detail(self._graph, node_id, self._titles)
         self.has_selected = found is not None
         self.selected = found or NodeDetail()
+        return rx.set_focus(SIDE_PANEL_ID) if found else None
 
     @rx.event
     def toggle_all_chats(self) -> None:
         self.show_all_chats = not self.show_all_chats
 
     @rx.event
-    def close_detail(self) -> None:
+    def close_detail(self) -> rx.event.EventSpec:
+        """Focus back to the graph the node was picked in, not to the top of the page."""
         self.has_selected = False
+        return rx.set_focus(GRAPH_ID)
+
+    @rx.event
+    def panel_key(self, key: str) -> rx.event.EventSpec | None:
+        """Escape in the node's details closes them, as the Close button does."""
+        if key == "Escape" and self.has_selected:
+            return self.close_detail()
+        return None
 
     @rx.event
     def set_filter_state(self, value: str) -> None:

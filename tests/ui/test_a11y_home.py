@@ -1,0 +1,87 @@
+"""Home for the keyboard and a screen reader, without a browser: where focus goes when a
+node's details open and close, one h1 and headings in order, landmarks, a live region
+for the notices, and a drawing the keyboard cannot damage."""
+
+from __future__ import annotations
+
+import re
+
+from tests.ui.state_doubles import substate
+from tests.ui.test_a11y_classroom import focus_target, ref
+from tests.ui.test_unseen_nodes import SNAP
+from ui.pages.home import (
+    empty_state,
+    filters,
+    graph_canvas,
+    home,
+    load_failed_state,
+    node_panel,
+    notices,
+    sessions_panel,
+    skip_graph,
+)
+from ui.state.home_state import GRAPH_ID, NOTICES_ID, SIDE_PANEL_ID, HomeState
+
+
+def _opened() -> HomeState:
+    state = substate(HomeState)
+    state._store(SNAP)
+    assert focus_target(state.select_node("times")) == ref(SIDE_PANEL_ID)
+    return state
+
+
+def test_opening_a_node_sends_focus_to_its_details_and_closing_sends_it_back_to_the_graph():
+    # The details sit after every drawn node (up to 200 tab stops): focus goes to them.
+    state = _opened()
+    assert state.has_selected
+    assert focus_target(state.close_detail()) == ref(GRAPH_ID)  # not to the top of the page
+    assert not state.has_selected
+    assert state.select_node("") is None  # an emptied selection moves nothing
+
+
+def test_escape_in_the_details_closes_them_and_other_keys_do_nothing():
+    state = _opened()
+    assert state.panel_key("Tab") is None and state.has_selected
+    assert focus_target(state.panel_key("Escape")) == ref(GRAPH_ID)
+    assert not state.has_selected
+    assert state.panel_key("Escape") is None  # nothing open: nothing to move
+
+
+def test_focus_targets_can_take_focus_and_the_side_panel_is_a_named_landmark():
+    page = str(home())
+    for element_id in (GRAPH_ID, SIDE_PANEL_ID, NOTICES_ID):
+        props = re.search(rf'id:"{element_id}",.*?ref:ref_[a-z_]+,[^}}]*tabIndex:-1', page)
+        assert props, element_id
+    assert 'jsx("main"' in page and 'jsx("aside"' in page
+    assert "The node's details" in page and '"Your sessions"' in page
+    assert 'aria-label":"Your knowledge graph"' in page and 'role:"region"' in page
+
+
+def test_one_h1_then_h2_for_the_side_panel_and_h3_inside_the_details():
+    assert 'as:"h2"' in str(sessions_panel())
+    panel = str(node_panel())
+    assert 'role:"heading"' in panel and '"aria-level":2' in panel  # the statement
+    assert panel.count('as:"h3"') == 3  # Evidence, Probe history, Sessions
+    assert 'as:"h2"' in str(empty_state()) and 'as:"h2"' in str(load_failed_state())
+
+
+def test_the_notices_are_one_live_region_and_try_again_hands_focus_to_it():
+    region = str(notices())
+    assert region.startswith("jsx(RadixThemesBox") and 'role:"status"' in region
+    for notice in ("graph-updating", "graph-new", "graph-late", "graph-retry"):
+        assert f'id:"{notice}"' in region  # inside the region, which is always there
+    retry = region[region.index('id:"graph-retry"') :][:600]
+    assert "retry_update" in retry and f'"ref_{NOTICES_ID.replace("-", "_")}"' in retry
+
+
+def test_the_graph_is_a_view_the_keyboard_cannot_damage_and_enter_always_opens_a_node():
+    canvas = str(graph_canvas())
+    assert "deleteKeyCode:null" in canvas  # Backspace wiped a selected node off the drawing
+    key_down = canvas[canvas.index("onKeyDown:") :][:400]
+    assert "select_node" in key_down and "'Enter'" in key_down and "react-flow__node" in key_down
+
+
+def test_a_skip_button_leads_past_the_drawn_nodes_to_the_side_panel():
+    skip = str(skip_graph())
+    assert "Skip the graph" in skip and f'"ref_{SIDE_PANEL_ID.replace("-", "_")}"' in skip
+    assert 'id:"skip-graph"' in str(filters())  # last before the drawn nodes
