@@ -9,6 +9,7 @@ import re
 from tests.ui.state_doubles import substate
 from tests.ui.test_a11y_classroom import focus_target, ref
 from tests.ui.test_unseen_nodes import SNAP
+from ui.components.legend import legend
 from ui.pages.home import (
     empty_state,
     filters,
@@ -63,6 +64,13 @@ def test_one_h1_then_h2_for_the_side_panel_and_h3_inside_the_details():
     assert 'role:"heading"' in panel and '"aria-level":2' in panel  # the statement
     assert panel.count('as:"h3"') == 3  # Evidence, Probe history, Sessions
     assert 'as:"h2"' in str(empty_state()) and 'as:"h2"' in str(load_failed_state())
+
+
+def test_the_legend_is_a_named_group_and_the_shown_count_is_read_out_when_it_changes():
+    assert 'role:"group"' in str(legend(HomeState.counts))
+    row = str(filters())
+    count = row[: row.index('id:"graph-count"') + 80]
+    assert count[count.rindex("jsx(") :].count('role:"status"') == 1
 
 
 def test_the_notices_are_one_live_region_and_try_again_hands_focus_to_it():

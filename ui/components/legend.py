@@ -44,5 +44,7 @@ def legend(counts: rx.Var[list[StateCount]]) -> rx.Component:
         wrap="wrap",
         spacing="4",
         align="center",
+        # a name on a plain div is not read out: a group's is
+        role="group",
         aria_label="Legend",
     )

@@ -286,6 +286,8 @@ def filters() -> rx.Component:
             " shown",
             size="2",
             color_scheme="gray",
+            # read out when a filter or search changes what is shown
+            role="status",
             id="graph-count",
         ),
         skip_graph(),
