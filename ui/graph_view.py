@@ -164,6 +164,8 @@ def filtered(snapshot: GraphSnapshot, state: str, session: str) -> list[GraphNod
 
 
 REQUIRES_LABEL = "needed for"
+EDGE_NAME_CHARS = 60
+"""How much of each end's statement an edge's spoken name quotes."""
 
 
 _FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
@@ -221,7 +223,8 @@ def _flow_node(node: GraphNode, label: str, x: int, y: int, new: bool) -> dict[s
         "id": node.id,
         "position": {"x": x, "y": y},
         "data": {"label": label},
-        "ariaLabel": f"{plain_math(node.statement)} ({state_label})",
+        # the label's "· new" too: the aria-label replaces the text a screen reader reads
+        "ariaLabel": f"{plain_math(node.statement)} ({state_label}{', new' if new else ''})",
         "sourcePosition": "right",
         "targetPosition": "left",
         "style": {
@@ -429,10 +432,10 @@ def fit_view_options(
 
 def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str, Any]]:
     """Requires: solid arrow from prerequisite to dependant; supports: dashed, no arrow."""
-    ids = {n.id for n in nodes}
+    named = {n.id: clip(plain_math(n.statement), EDGE_NAME_CHARS) for n in nodes}
     out = []
     for edge in edges:
-        if edge.from_ not in ids or edge.to not in ids:
+        if edge.from_ not in named or edge.to not in named:
             continue
         requires = edge.type == "requires"
         item: dict[str, Any] = {
@@ -440,6 +443,11 @@ def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str,
             "source": edge.to,
             "target": edge.from_,
             "label": REQUIRES_LABEL if requires else edge.type,
+            # React Flow's own name is "Edge from node-3f2a… to node-91c0…"; `from`
+            # requires `to` (so `to` is needed for `from`), and `from` supports `to`
+            "ariaLabel": f"{named[edge.to]} — needed for — {named[edge.from_]}"
+            if requires
+            else f"{named[edge.from_]} — supports — {named[edge.to]}",
             "focusable": False,  # an edge has no action: keep Tab on nodes
             "style": {"stroke": "#64748b", "strokeWidth": 2}
             if requires

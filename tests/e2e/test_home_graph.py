@@ -46,6 +46,9 @@ async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Serv
     # Sessions are named by title, not by id.
     nodes = graph.locator(".react-flow__node.selectable")
     drawn = await nodes.count()
+    await expect(nodes.first).to_have_accessible_description(
+        "Press Enter or Space to open its details."  # not "Press delete to remove it"
+    )
     await nodes.first.focus()
     await page.keyboard.press("Enter")
     await expect(page.locator("#node-panel")).to_be_visible()

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 
+from shared_contracts.graph import GraphEdge, GraphNode
 from tests.ui.state_doubles import substate
 from tests.ui.test_a11y_classroom import focus_target, ref
 from tests.ui.test_unseen_nodes import SNAP
 from ui.components.legend import legend
+from ui.graph_view import flow_edges, flow_nodes
 from ui.pages.home import (
     empty_state,
     filters,
@@ -93,3 +95,31 @@ def test_a_skip_button_leads_past_the_drawn_nodes_to_the_side_panel():
     skip = str(skip_graph())
     assert "Skip the graph" in skip and f'"ref_{SIDE_PANEL_ID.replace("-", "_")}"' in skip
     assert 'id:"skip-graph"' in str(filters())  # last before the drawn nodes
+
+
+def test_edges_and_new_nodes_are_named_for_a_screen_reader():
+    nodes = [
+        GraphNode(
+            id="a",
+            statement=r"Add $\frac{1}{4}$",
+            kind="proposition",
+            state="shaky",
+            sessions=["c2"],
+        ),
+        GraphNode(
+            id="b", statement="Halves", kind="proposition", state="verified", sessions=["c1"]
+        ),
+    ]
+    edges = [
+        GraphEdge(from_="a", to="b", type="requires"),  # adding quarters rests on halves
+        GraphEdge(from_="b", to="a", type="supports"),
+    ]
+    names = [e["ariaLabel"] for e in flow_edges(nodes, edges)]
+    assert names == ["Halves — needed for — Add 1/4", "Halves — supports — Add 1/4"]
+    labels = {n["id"]: n["ariaLabel"] for n in flow_nodes(nodes, edges, highlight="c2")}
+    assert labels == {"a": "Add 1/4 (shaky, new)", "b": "Halves (verified)"}  # as drawn: "· new"
+
+
+def test_the_graph_tells_the_keyboard_what_enter_does_not_that_delete_removes_nodes():
+    canvas = str(graph_canvas())
+    assert canvas.count("Press Enter or Space to open its details.") == 2  # keyboard on or off

@@ -48,6 +48,7 @@ class ReactFlow(_Flow):
     max_zoom: rx.Var[float]
     nodes_connectable: rx.Var[bool]
     delete_key_code: rx.Var[str | None]
+    aria_label_config: rx.Var[dict[str, str]]
     color_mode: rx.Var[str]
     on_node_click: rx.EventHandler[_node_id]
     on_selection_change: rx.EventHandler[_selected_id]

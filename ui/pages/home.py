@@ -372,6 +372,14 @@ def skip_graph() -> rx.Component:
     )
 
 
+NODE_KEYS_HINT = dict.fromkeys(
+    # React Flow's says "Press delete to remove it": the drawing is only a view. It reads
+    # the second key while the keyboard is on (the names are the other way round).
+    ["node.a11yDescription.default", "node.a11yDescription.keyboardDisabled"],
+    "Press Enter or Space to open its details.",
+)
+
+
 def graph_canvas() -> rx.Component:
     return rx.box(
         react_flow(
@@ -400,6 +408,7 @@ def graph_canvas() -> rx.Component:
             nodes_connectable=False,
             # Backspace would wipe a selected node off the drawing (it is only a view)
             delete_key_code=rx.Var("null"),
+            aria_label_config=NODE_KEYS_HINT,
             color_mode=rx.color_mode_cond("light", "dark"),
             on_node_click=H.select_node,
             on_selection_change=H.select_node,
