@@ -123,3 +123,12 @@ def test_edges_and_new_nodes_are_named_for_a_screen_reader():
 def test_the_graph_tells_the_keyboard_what_enter_does_not_that_delete_removes_nodes():
     canvas = str(graph_canvas())
     assert canvas.count("Press Enter or Space to open its details.") == 2  # keyboard on or off
+
+
+def test_what_the_panel_and_the_sessions_list_give_to_read_is_16_px():
+    panel, sessions = str(node_panel()), str(sessions_panel())
+    for text in ('id:"node-note"', '"No quotes recorded."'):
+        start = panel.rindex("jsx(", 0, panel.index(text))
+        assert 'size:"3"' in panel[start : panel.index("}", start)], text  # its props
+    assert 'jsx(RadixThemesBlockquote,{size:"3"}' in panel
+    assert 'weight:"medium"' in sessions and 'size:"3",weight:"medium"' in sessions

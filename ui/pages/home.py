@@ -84,10 +84,12 @@ def load_failed_state() -> rx.Component:
     )
 
 
+# What the panel and the sessions list give to read is body text: 16 px (size "3"), as
+# UX.md asks; only dates and counts beside it are smaller.
 def _probe(probe: ProbeRow) -> rx.Component:
     return rx.box(
         safe_markdown(probe.question),
-        rx.hstack(rx.text("Your answer:", size="2"), safe_markdown(probe.answer), align="baseline"),
+        rx.hstack(rx.text("Your answer:", size="3"), safe_markdown(probe.answer), align="baseline"),
         rx.text(
             probe.verdict,
             " · ",
@@ -105,7 +107,7 @@ def _probe(probe: ProbeRow) -> rx.Component:
 def _quote(quote: Quote) -> rx.Component:
     return rx.box(
         rx.text(quote.who, size="1", color_scheme="gray", weight="medium"),
-        rx.blockquote(safe_markdown(quote.text), size="2"),
+        rx.blockquote(safe_markdown(quote.text), size="3"),
     )
 
 
@@ -155,7 +157,7 @@ def node_panel() -> rx.Component:
         ),
         rx.cond(
             d.note != "",
-            rx.text(d.note, size="2", color_scheme="gray", id="node-note"),
+            rx.text(d.note, size="3", color_scheme="gray", id="node-note"),
         ),
         rx.button(
             rx.cond(d.learn, rx.icon("book-open"), rx.icon("dumbbell")),
@@ -172,17 +174,17 @@ def node_panel() -> rx.Component:
                 rx.foreach(d.quotes, _quote),
                 spacing="2",
             ),
-            rx.text("No quotes recorded.", size="2", color_scheme="gray"),
+            rx.text("No quotes recorded.", size="3", color_scheme="gray"),
         ),
         rx.heading("Probe history", size="2", as_="h3"),
         rx.cond(
             d.probes.length() > 0,
             rx.vstack(rx.foreach(d.probes, _probe), spacing="0", width="100%"),
-            rx.text(d.no_probes, size="2", color_scheme="gray"),
+            rx.text(d.no_probes, size="3", color_scheme="gray"),
         ),
         rx.heading("Sessions", size="2", as_="h3"),
         rx.vstack(
-            rx.foreach(d.sessions, lambda s: rx.link(s.title, href="/chat/" + s.id, size="2")),
+            rx.foreach(d.sessions, lambda s: rx.link(s.title, href="/chat/" + s.id, size="3")),
             spacing="1",
             id="node-sessions",
         ),
@@ -195,7 +197,7 @@ def node_panel() -> rx.Component:
 def _chat_row(row: ChatRow) -> rx.Component:
     return rx.link(
         rx.box(
-            rx.text(row.title, weight="medium", size="2"),
+            rx.text(row.title, weight="medium", size="3"),
             rx.text(row.when, " · ", row.turns, size="1", color_scheme="gray"),
             padding="0.5em",
             border_radius="8px",
