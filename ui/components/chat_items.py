@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from ui.components.hidden import VISUALLY_HIDDEN
 from ui.components.safe_markdown import safe_markdown
 from ui.render import ChatItem, SourceLink
 
@@ -87,17 +88,6 @@ def question_block(
         width="100%",
         class_name="lh-question-item",
     )
-
-
-VISUALLY_HIDDEN = {
-    "position": "absolute",
-    "width": "1px",
-    "height": "1px",
-    "overflow": "hidden",
-    "clip_path": "inset(50%)",
-    "white_space": "nowrap",
-}
-"""Read by a screen reader, not shown (the icon beside it says the same to the eye)."""
 
 
 def _source(source: SourceLink) -> rx.Component:

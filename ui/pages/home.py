@@ -7,6 +7,7 @@ from reflex.components.el.elements.sectioning import Aside
 from reflex.event import key_event
 
 from ui.components.flow import flow_background, flow_controls, flow_minimap, react_flow
+from ui.components.hidden import SHOWN_WHEN_FOCUSED
 from ui.components.legend import legend
 from ui.components.panel import PANEL
 from ui.components.safe_markdown import safe_markdown
@@ -340,24 +341,6 @@ GRAPH_NODE_MARKS = {
 }
 
 
-# Shown only while focused, at the end of the filter row: the classic "skip link", as a
-# button that moves focus.
-SKIP_STYLE = {
-    "position": "absolute",
-    "width": "1px",
-    "height": "1px",
-    "overflow": "hidden",
-    "clip_path": "inset(50%)",
-    "white_space": "nowrap",
-    "&:focus-visible": {
-        "position": "static",
-        "width": "auto",
-        "height": "auto",
-        "clip_path": "none",
-    },
-}
-
-
 def skip_graph() -> rx.Component:
     """Every drawn node is a tab stop (up to 200): one key press past them to the panel."""
     return rx.button(
@@ -370,7 +353,7 @@ def skip_graph() -> rx.Component:
         variant="soft",
         size="2",
         id="skip-graph",
-        style=SKIP_STYLE,
+        style=SHOWN_WHEN_FOCUSED,
     )
 
 
