@@ -29,7 +29,11 @@ COLUMN_MAX_HEIGHT = 640
 NODE_GAP, SESSION_GAP, TITLE_HEIGHT = 16, 80, 40
 VIEW = (760, 560)
 """The graph canvas at 1280x800, in px: session blocks are packed into rows to fit it."""
-FOCUS_BELOW = 0.5
+READABLE_ZOOM = 0.8
+"""The least zoom of a first view: 14 px labels stay 11 px on screen. A phone's canvas is
+about half as wide as VIEW, which Python cannot see, so every first fit has this floor and
+a drawing too big for it opens centred on its target, partly shown, instead of shrunk."""
+FOCUS_BELOW = READABLE_ZOOM
 """A drawing that fits the canvas only below this zoom (labels unreadable) opens on its
 newest session block instead; the fit-view button still shows all of it."""
 LINE_HEIGHT, NODE_CHROME = 20, 24
@@ -408,8 +412,9 @@ def fit_view_options(
     drawn: list[GraphNode], items: list[dict[str, Any]], session_order: Sequence[str]
 ) -> dict[str, Any]:
     """React Flow's first fit: the whole drawing when it is readable at that zoom, else
-    the newest session block (with its title), no larger than life."""
-    options: dict[str, Any] = {"padding": 0.1}
+    the newest session block (with its title), no larger than life; never below
+    READABLE_ZOOM (the fit-view button, with options of its own, still shows it all)."""
+    options: dict[str, Any] = {"padding": 0.1, "minZoom": READABLE_ZOOM}
     boxes = [
         (item["position"]["x"], item["position"]["y"], item["data"]["label"])
         for item in items

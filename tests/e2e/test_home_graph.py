@@ -4,12 +4,15 @@ width."""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from playwright.async_api import Page, expect
 
 from tests.e2e.conftest import Servers
 from tests.lesson_driver import take_lesson
+from ui.graph_view import NODE_WIDTH
 
 pytestmark = pytest.mark.browser
 
@@ -80,3 +83,13 @@ async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Serv
     await page.set_viewport_size({"width": 390, "height": 844})
     canvas = await graph.locator(".react-flow").bounding_box()
     assert canvas is not None and canvas["height"] > 300  # a flex item there had 0 height
+
+    # Opened at phone width, the first view keeps a node's 14 px label 11 px or more (it
+    # shrank both blocks to fit, labels 5 px); the fit-view button still shows them all.
+    await page.reload()
+    viewport = graph.locator(".react-flow__viewport")
+    await expect(viewport).to_have_attribute("style", re.compile(r"scale\((0\.[89]|1\b)"))
+    node = await nodes.first.bounding_box()
+    assert node is not None and 14 * node["width"] / NODE_WIDTH >= 11
+    await page.get_by_role("button", name="Fit View").click()
+    await expect(viewport).to_have_attribute("style", re.compile(r"scale\(0\.[0-7]"))

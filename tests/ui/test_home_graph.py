@@ -16,6 +16,7 @@ from ui.graph_view import (
     LINE_HEIGHT,
     NODE_CHROME,
     NODE_WIDTH,
+    READABLE_ZOOM,
     VIEW,
     detail,
     fit_view_options,
@@ -229,9 +230,25 @@ def test_a_drawing_too_big_to_read_whole_opens_on_its_newest_session():
     assert focus == {f"s299-{i}" for i in range(10)} | {"session-title-s299"}
     assert state.fit_options["maxZoom"] == 1
     state.set_filter_session("s000")  # one block: fit it whole, as a small graph is
-    assert state.fit_options == {"padding": 0.1}
+    assert state.fit_options == {"padding": 0.1, "minZoom": READABLE_ZOOM}
     nodes = [_node(f"{c}-{i}", c) for c in ("c1", "c2") for i in range(3)]
-    assert fit_view_options(nodes, flow_nodes(nodes, []), ["c1", "c2"]) == {"padding": 0.1}
+    whole = fit_view_options(nodes, flow_nodes(nodes, []), ["c1", "c2"])
+    assert whole == {"padding": 0.1, "minZoom": READABLE_ZOOM}
+
+
+def test_the_first_view_keeps_labels_readable_on_a_canvas_smaller_than_the_desktop_one():
+    # A phone's canvas (about 356x504) fits even one block of a lesson only at about 0.4
+    # (5 px labels): the floor keeps 14 px labels at 11 px or more, wherever it opens.
+    assert 14 * READABLE_ZOOM >= 11
+    # Six sessions of four fit the desktop canvas whole only at about 0.74 (10 px labels):
+    # it opens on the newest block too.
+    nodes = _months(6, 4)
+    order = [f"s{c:03d}" for c in range(6)]
+    options = fit_view_options(nodes, flow_nodes(nodes, []), order)
+    assert options["minZoom"] == READABLE_ZOOM
+    assert {item["id"] for item in options["nodes"]} == {f"s005-{i}" for i in range(4)} | {
+        "session-title-s005"
+    }
 
 
 def test_the_new_things_note_counts_in_words():
