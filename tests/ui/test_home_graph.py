@@ -282,3 +282,13 @@ async def test_a_session_that_does_not_reach_the_graph_is_said_and_can_be_retrie
     assert extracted == ["c9"]
     assert not state.late and not state.updating
     assert state.new_note == "1 thing from your last session is highlighted."
+
+
+def test_coming_home_after_a_session_closes_the_panel_left_open_before_it():
+    state = _home()
+    state._store(GraphSnapshot(nodes=[_node("a")]))
+    state.select_node("a")
+    state._begin_load("")  # a plain reload keeps what the learner was reading
+    assert state.has_selected
+    state._begin_load("c9")  # back from End session: the session's nodes are the news
+    assert not state.has_selected and state.highlight == "c9" and state.updating

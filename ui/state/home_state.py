@@ -175,10 +175,8 @@ class HomeState(rx.State):
     async def load(self) -> None:
         """on_load: fetches the graph and sessions; after a session ends, waits for its fold."""
         async with self:
-            after = self.router.url.query_parameters.get("after", "")
-            self.highlight = after
-            self.loading, self.error, self.updating = True, "", bool(after)
-            self.late = False
+            self._begin_load(self.router.url.query_parameters.get("after", ""))
+            after = self.highlight
         try:
             graph, chats = await asyncio.gather(api.get_graph(), api.list_chats())
         except api.ApiError as exc:
@@ -194,6 +192,15 @@ class HomeState(rx.State):
             self._store(graph)
             self.loading = False
         await self._await_fold(after, graph)
+
+    def _begin_load(self, after: str) -> None:
+        """A fresh look at home; `after` names the session that just ended. The node panel
+        open before that session is not what the learner comes back to see."""
+        self.highlight = after
+        self.loading, self.error, self.updating = True, "", bool(after)
+        self.late = False
+        if after:
+            self.has_selected = False
 
     async def _await_fold(self, after: str, graph: GraphSnapshot) -> None:
         """Polls the graph until the session `after` is folded in, or POLL_ROUNDS pass."""
