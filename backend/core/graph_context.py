@@ -24,7 +24,7 @@ OMITTED_RESERVE = 60  # room kept for the "... n more not shown" line
 _STATE_ORDER = {"misconception": 0, "shaky": 1, "verified": 2, "introduced": 3, "unseen": 4}
 _UNSEEN_NOTE = (
     " Unseen: a prerequisite a session rested on that the learner has not shown yet; check"
-    " it before building on it.\n"
+    " it before building on it."
 )
 _EPOCH = datetime.min
 
@@ -88,11 +88,10 @@ def render_graph_context(snapshot: GraphSnapshot, *, max_tokens: int = 2000) -> 
         f"{total} nodes in the learner's knowledge graph; showing {scope}. States: verified "
         "(recent probes right), shaky (a recent probe wrong), introduced (never probed), "
         "misconception (a wrong belief the learner held). Revisit shaky nodes and "
-        "misconceptions first.\n"
+        "misconceptions first."
     )
-    if any(n.state == "unseen" for n in chosen):  # said only when it applies
-        header = header[:-1] + _UNSEEN_NOTE
-    lines = [header, "### Nodes\n"]
+    unseen = _UNSEEN_NOTE if any(n.state == "unseen" for n in chosen) else ""  # when it applies
+    lines = [header + unseen + "\n", "### Nodes\n"]
     budget = max_tokens * CHARS_PER_TOKEN  # characters, matching `estimate_tokens`
     used = sum(len(s) for s in lines)
     if used + OMITTED_RESERVE > budget:

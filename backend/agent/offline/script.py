@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from backend.agent.offline import phrases
-from backend.agent.offline.lessons import Lesson, LessonNode, match_lesson
+from backend.agent.offline.lessons import Lesson, LessonNode, lesson_for_goal, match_lesson
 from backend.agent.offline.reading import Call, Transcript, error_text, read_transcript
 from shared_contracts.base import Inbound
 from shared_contracts.model_io import ModelMessage
@@ -127,10 +127,7 @@ def _question_open(t: Transcript, segment: list[Call]) -> bool:
 def _lesson_for(init: Call, lessons: list[Lesson]) -> Lesson:
     goal = init.args.get("goal")
     goal = goal if isinstance(goal, str) else ""
-    for lesson in lessons:
-        if goal in (lesson.goal, lesson.title):
-            return lesson
-    return match_lesson(goal, lessons) or lessons[0]
+    return lesson_for_goal(goal, lessons) or match_lesson(goal, lessons) or lessons[0]
 
 
 def _grade(call: Call) -> Grade:
