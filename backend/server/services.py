@@ -28,7 +28,7 @@ from backend.server.chat_handler import ChatHandler, FrameSink, HandlerConfig
 from backend.server.graph_service import ExtractionService, GraphReader
 from backend.server.hub import ChatHub
 from backend.server.models import build_teacher_model
-from backend.server.runtime import RandomIds, SystemClock
+from backend.server.runtime import RandomIds, clock_from
 from backend.server.settings import Settings
 from backend.server.stores import Stores, build_stores
 from backend.server.tracing import NO_TRACE, Tracer, TracingPipeline, traced_roles
@@ -192,7 +192,9 @@ async def open_services(
     stores = stores or build_stores(settings.data_dir)
     tracer = tracer or Tracer.recording(stores, settings)
     stores = tracer.stores(stores)  # chat and graph access become recorded sync points
-    clock = tracer.clock(clock or SystemClock())
+    if clock is None and settings.clock_file is not None:
+        log.warning("[clock] simulated time from %s (bench only)", settings.clock_file)
+    clock = tracer.clock(clock or clock_from(settings.clock_file))
     ids = tracer.ids(ids or RandomIds())
     model = tracer.model(model or build_teacher_model(settings))
     extractor, auditor, agents = traced_roles(settings, tracer, extraction_stages, subagents)

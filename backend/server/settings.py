@@ -9,6 +9,8 @@ from pathlib import Path
 
 import msgspec
 
+from backend.server.runtime import ClockFileError, read_clock_file
+
 
 class SettingsError(ValueError):
     """A setting that cannot be used; the message names it."""
@@ -32,6 +34,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     job_timeout_s: float = 120.0
     ws_frames_per_second: float = 20.0
     ws_burst: int = 40
+    clock_file: Path | None = None
+    """Bench only (`LH_CLOCK_FILE`): the server's now is read from this file (`FileClock`).
+    Set at start-up from the environment; no request can reach it."""
 
     @property
     def offline(self) -> bool:
@@ -123,4 +128,19 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
             o.strip() for o in (text("LH_ALLOWED_ORIGINS") or "").split(",") if o.strip()
         ),
         max_steps=_int(source, "LH_MAX_STEPS", 12, 1, 100),
+        clock_file=_clock_file(source, text("LH_CLOCK_FILE")),
     )
+
+
+def _clock_file(env: Source, raw: str | None) -> Path | None:
+    """LH_CLOCK_FILE, checked now: a bad file is one line at start-up, not a crashed turn."""
+    if raw is None:
+        return None
+    try:
+        read_clock_file(Path(raw))
+    except ClockFileError as exc:
+        raise SettingsError(
+            f"LH_CLOCK_FILE (from {env.origin('LH_CLOCK_FILE')}): {exc}; it is for the "
+            "pedagogy bench only, unset it to use the real time"
+        ) from exc
+    return Path(raw)
