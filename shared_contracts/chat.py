@@ -30,11 +30,11 @@ Role = Literal["user", "assistant"]
 # gc=False (messages, parts, tool outputs, verdicts): these never refer back to what holds
 # them, so they cannot form a cycle; untracked, each costs 16 bytes less and no collector
 # work.
-class TextPart(Record, tag_field="type", tag="text", kw_only=True, gc=False):
+class TextPart(Record, tag_field="type", tag="text", kw_only=True, gc=False, frozen=True):
     text: str
 
 
-class ToolPart(Record, tag_field="type", tag="tool", kw_only=True, gc=False):
+class ToolPart(Record, tag_field="type", tag="tool", kw_only=True, gc=False, frozen=True):
     """One tool call and, once it has one, its output or error.
 
     `input` is the model's decoded arguments as sent. For a quiz it holds the answer key,
@@ -50,7 +50,7 @@ class ToolPart(Record, tag_field="type", tag="tool", kw_only=True, gc=False):
     job_id: Id | None = None
 
 
-class NoticePart(Record, tag_field="type", tag="notice", kw_only=True, gc=False):
+class NoticePart(Record, tag_field="type", tag="notice", kw_only=True, gc=False, frozen=True):
     """A server-authored note in a user-role message (e.g. a job result was delivered)."""
 
     kind: Literal["job_delivered"]
@@ -62,7 +62,7 @@ class NoticePart(Record, tag_field="type", tag="notice", kw_only=True, gc=False)
 Part = TextPart | ToolPart | NoticePart
 
 
-class Message(Record, kw_only=True, gc=False):
+class Message(Record, kw_only=True, gc=False, frozen=True):
     id: Id
     role: Role
     turn: int
@@ -70,19 +70,19 @@ class Message(Record, kw_only=True, gc=False):
     parts: list[Part] = msgspec.field(default_factory=list)
 
 
-class PendingQuestion(Body, kw_only=True):
+class PendingQuestion(Body, kw_only=True, frozen=True):
     tool_call_id: ToolCallId
     tool_name: Literal["quiz", "ask_user_question"]
     question: PublicQuestion
 
 
-class ForkOrigin(Record, kw_only=True):
+class ForkOrigin(Record, kw_only=True, frozen=True):
     chat_id: Id
     from_turn: int
 
 
 # weakref: the chat store caches a decoded record while a turn uses it.
-class ChatRecord(Record, kw_only=True, weakref=True):
+class ChatRecord(Record, kw_only=True, weakref=True, frozen=True):
     """Everything a chat is, persisted whole on every turn finish."""
 
     id: Id
@@ -97,7 +97,7 @@ class ChatRecord(Record, kw_only=True, weakref=True):
     format: int = 1
 
 
-class ChatSummary(Body, kw_only=True):
+class ChatSummary(Body, kw_only=True, frozen=True):
     id: Id
     title: str
     created_at: datetime
@@ -107,7 +107,7 @@ class ChatSummary(Body, kw_only=True):
     messages: int
 
 
-class ChatView(Body, kw_only=True):
+class ChatView(Body, kw_only=True, frozen=True):
     """A chat as a client may see it: quiz keys of unanswered questions removed."""
 
     id: Id

@@ -26,7 +26,7 @@ def edge_key(from_: str, to: str, type_: str) -> str:
     return f"{from_}->{to}:{type_}"
 
 
-class ProposedProposition(Inbound, kw_only=True):
+class ProposedProposition(Inbound, kw_only=True, frozen=True):
     """Something the learner learned (or wrongly believes: kind `misconception`)."""
 
     local_id: LocalId
@@ -42,7 +42,7 @@ class ProposedProposition(Inbound, kw_only=True):
     """True: the session's material rests on it but the learner has not shown it."""
 
 
-class ProposedEdge(Inbound, kw_only=True):
+class ProposedEdge(Inbound, kw_only=True, frozen=True):
     """`from` requires / supports `to`; endpoints are local ids or existing graph node ids."""
 
     from_: LocalId = msgspec.field(name="from")
@@ -54,7 +54,7 @@ class ProposedEdge(Inbound, kw_only=True):
         return edge_key(self.from_, self.to, self.type)
 
 
-class ProposedAttribution(Inbound, kw_only=True):
+class ProposedAttribution(Inbound, kw_only=True, frozen=True):
     """An untagged quiz (by tool call id) tested this proposition (local id or node id)."""
 
     tool_call_id: LocalId
@@ -62,7 +62,7 @@ class ProposedAttribution(Inbound, kw_only=True):
     evidence: list[Quote] = msgspec.field(default_factory=list)
 
 
-class ExtractorOutput(Inbound, kw_only=True):
+class ExtractorOutput(Inbound, kw_only=True, frozen=True):
     """The extractor's whole answer for one run."""
 
     propositions: list[ProposedProposition]
@@ -70,7 +70,7 @@ class ExtractorOutput(Inbound, kw_only=True):
     attributions: list[ProposedAttribution]
 
 
-class AuditVerdict(Inbound, kw_only=True):
+class AuditVerdict(Inbound, kw_only=True, frozen=True):
     """The auditor's judgment of one item: is it supported by its located evidence?"""
 
     item_kind: ItemKind
@@ -79,13 +79,13 @@ class AuditVerdict(Inbound, kw_only=True):
     reason: str
 
 
-class AuditorOutput(Inbound, kw_only=True):
+class AuditorOutput(Inbound, kw_only=True, frozen=True):
     """The auditor's whole answer; an item with no verdict is dropped (`not_judged`)."""
 
     verdicts: list[AuditVerdict]
 
 
-class FoundProposition(Record, kw_only=True):
+class FoundProposition(Record, kw_only=True, frozen=True):
     """A proposition whose every quote the gate located."""
 
     local_id: str
@@ -97,7 +97,7 @@ class FoundProposition(Record, kw_only=True):
     prerequisite: bool = False
 
 
-class FoundEdge(Record, kw_only=True):
+class FoundEdge(Record, kw_only=True, frozen=True):
     from_: str = msgspec.field(name="from")
     to: str
     type: EdgeType
@@ -107,13 +107,13 @@ class FoundEdge(Record, kw_only=True):
         return edge_key(self.from_, self.to, self.type)
 
 
-class FoundAttribution(Record, kw_only=True):
+class FoundAttribution(Record, kw_only=True, frozen=True):
     tool_call_id: str
     target: str
     evidence: list[Evidence] = msgspec.field(default_factory=list)
 
 
-class Findings(Record, kw_only=True):
+class Findings(Record, kw_only=True, frozen=True):
     """What survived the gate (and then the auditor): the merger's input."""
 
     propositions: list[FoundProposition] = msgspec.field(default_factory=list)

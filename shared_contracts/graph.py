@@ -16,9 +16,10 @@ NodeState = Literal["introduced", "verified", "shaky", "misconception", "unseen"
 """`unseen`: a prerequisite a session rested on that no session has shown the learner know
 (no learner quote, no probe); UX.md draws it in outline only."""
 EventKind = Literal["quiz_correct", "quiz_incorrect", "taught", "marked_done", "asked"]
+MappingHow = Literal["created", "statement", "alias"]
 
 
-class Evidence(Record, kw_only=True):
+class Evidence(Record, kw_only=True, frozen=True):
     """A verbatim quote located in the transcript by the evidence gate."""
 
     quote: str
@@ -29,7 +30,7 @@ class Evidence(Record, kw_only=True):
     end: int
 
 
-class PropositionLine(Record, kw_only=True):
+class PropositionLine(Record, kw_only=True, frozen=True):
     id: Id
     statement: str
     kind: NodeKind = "proposition"
@@ -39,7 +40,7 @@ class PropositionLine(Record, kw_only=True):
     evidence: list[Evidence] = msgspec.field(default_factory=list)
 
 
-class EdgeLine(Record, kw_only=True):
+class EdgeLine(Record, kw_only=True, frozen=True):
     id: Id
     from_: Id = msgspec.field(name="from")
     to: Id
@@ -49,7 +50,7 @@ class EdgeLine(Record, kw_only=True):
     evidence: list[Evidence] = msgspec.field(default_factory=list)
 
 
-class EventLine(Record, kw_only=True):
+class EventLine(Record, kw_only=True, frozen=True):
     """A probe or teaching event, rebuilt from the transcript's tool parts by the merger."""
 
     id: Id
@@ -66,7 +67,7 @@ class EventLine(Record, kw_only=True):
     confidence: float | None = None
 
 
-class MappingLine(Record, kw_only=True, omit_defaults=True):
+class MappingLine(Record, kw_only=True, omit_defaults=True, frozen=True):
     """One line per (chat, graph node): which local item became or matched which node.
 
     A `prerequisite` mapping says the chat only rested on the node (the learner did not show
@@ -75,19 +76,19 @@ class MappingLine(Record, kw_only=True, omit_defaults=True):
     chat_id: Id
     local_id: str
     node_id: Id
-    how: Literal["created", "statement", "alias"]
+    how: MappingHow
     at: datetime
     prerequisite: bool = False
 
 
-class SessionCheckpoint(Record, kw_only=True):
+class SessionCheckpoint(Record, kw_only=True, frozen=True):
     chat_id: Id
     folded_at: int
     run_id: Id
     at: datetime
 
 
-class AuditLine(Record, kw_only=True):
+class AuditLine(Record, kw_only=True, frozen=True):
     run_id: Id
     chat_id: Id
     stage: Literal["gate", "auditor"]
@@ -98,7 +99,7 @@ class AuditLine(Record, kw_only=True):
     at: datetime
 
 
-class Probe(Body, kw_only=True):
+class Probe(Body, kw_only=True, frozen=True):
     at: datetime
     chat_id: Id
     question: str
@@ -108,7 +109,7 @@ class Probe(Body, kw_only=True):
     confidence: float | None = None
 
 
-class GraphNode(Body, kw_only=True):
+class GraphNode(Body, kw_only=True, frozen=True):
     id: Id
     statement: str
     kind: NodeKind
@@ -121,21 +122,21 @@ class GraphNode(Body, kw_only=True):
     probes: list[Probe] = msgspec.field(default_factory=list)
 
 
-class GraphEdge(Body, kw_only=True):
+class GraphEdge(Body, kw_only=True, frozen=True):
     from_: Id = msgspec.field(name="from")
     to: Id
     type: EdgeType
     chats: list[Id] = msgspec.field(default_factory=list)
 
 
-class GraphSession(Body, kw_only=True):
+class GraphSession(Body, kw_only=True, frozen=True):
     chat_id: Id
     folded_at: int
     at: datetime
     nodes: int = 0
 
 
-class GraphStats(Body, kw_only=True):
+class GraphStats(Body, kw_only=True, frozen=True):
     nodes: int = 0
     edges: int = 0
     events: int = 0
@@ -144,7 +145,7 @@ class GraphStats(Body, kw_only=True):
     unattributed_probes: int = 0
 
 
-class GraphSnapshot(Body, kw_only=True):
+class GraphSnapshot(Body, kw_only=True, frozen=True):
     nodes: list[GraphNode] = msgspec.field(default_factory=list)
     edges: list[GraphEdge] = msgspec.field(default_factory=list)
     sessions: list[GraphSession] = msgspec.field(default_factory=list)

@@ -9,30 +9,30 @@ import msgspec
 from shared_contracts.base import Body, Inbound
 
 
-class CreateChat(Inbound, kw_only=True):
+class CreateChat(Inbound, kw_only=True, frozen=True):
     title: Annotated[str, msgspec.Meta(max_length=200)] | None = None
 
 
-class Health(Body, kw_only=True):
+class Health(Body, kw_only=True, frozen=True):
     status: Literal["ok"] = "ok"
     model: str = "offline"
     offline: bool = True
 
 
-class ErrorBody(Body, kw_only=True):
+class ErrorBody(Body, kw_only=True, frozen=True):
     status_code: int
     detail: str
     code: str = ""
 
 
-class ExtractAccepted(Body, kw_only=True):
+class ExtractAccepted(Body, kw_only=True, frozen=True):
     chat_id: str
     started: bool
     """False when a run was already in flight and this trigger was coalesced into it."""
     pending_answers: int = 0
 
 
-class GraphContext(Body, kw_only=True):
+class GraphContext(Body, kw_only=True, frozen=True):
     markdown: str
     nodes_total: int
     nodes_shown: int

@@ -14,39 +14,39 @@ JobStatus = Literal["pending", "running", "done", "failed", "cancelled"]
 TERMINAL_JOB_STATUSES = frozenset({"done", "failed", "cancelled"})
 
 
-class Source(Record, kw_only=True):
+class Source(Record, kw_only=True, frozen=True):
     title: str
     url: str
 
 
-class ResearchNote(Record, tag_field="kind", tag="research_note", kw_only=True):
+class ResearchNote(Record, tag_field="kind", tag="research_note", kw_only=True, frozen=True):
     title: str
     body: str
     sources: list[Source] = msgspec.field(default_factory=list)
     caveat: str = ""
 
 
-class DemoPage(Record, tag_field="kind", tag="demo_page", kw_only=True):
+class DemoPage(Record, tag_field="kind", tag="demo_page", kw_only=True, frozen=True):
     """A self-contained HTML page, shown only in a sandboxed iframe."""
 
     title: str
     html: str
 
 
-class ChartSeries(Record, kw_only=True):
+class ChartSeries(Record, kw_only=True, frozen=True):
     name: str
     x: list[float]
     y: list[float]
 
 
-class ChartSpec(Record, kw_only=True):
+class ChartSpec(Record, kw_only=True, frozen=True):
     kind: Literal["line", "bar", "scatter"]
     x_label: str = ""
     y_label: str = ""
     series: list[ChartSeries] = msgspec.field(default_factory=list)
 
 
-class Visual(Record, tag_field="kind", tag="visual", kw_only=True):
+class Visual(Record, tag_field="kind", tag="visual", kw_only=True, frozen=True):
     """A sanitised SVG diagram or a chart spec the UI renders."""
 
     title: str
@@ -58,7 +58,7 @@ class Visual(Record, tag_field="kind", tag="visual", kw_only=True):
 JobResult = ResearchNote | DemoPage | Visual
 
 
-class Job(Record, kw_only=True):
+class Job(Record, kw_only=True, frozen=True):
     id: Id
     chat_id: Id
     tool_call_id: ToolCallId

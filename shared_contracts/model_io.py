@@ -9,29 +9,30 @@ import msgspec
 from shared_contracts.base import Record
 
 ModelRole = Literal["teacher", "researcher", "demo_builder", "visual_maker", "extractor", "auditor"]
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter"]
 
 
-class ModelToolCall(Record, kw_only=True):
+class ModelToolCall(Record, kw_only=True, frozen=True):
     id: str
     name: str
     arguments: str
     """The raw JSON text the model produced; decoded strictly by the tool layer."""
 
 
-class ModelMessage(Record, kw_only=True):
+class ModelMessage(Record, kw_only=True, frozen=True):
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
     tool_calls: list[ModelToolCall] = msgspec.field(default_factory=list)
     tool_call_id: str = ""
 
 
-class ToolSpec(Record, kw_only=True):
+class ToolSpec(Record, kw_only=True, frozen=True):
     name: str
     description: str
     parameters: dict[str, Any]
 
 
-class ModelRequest(Record, kw_only=True):
+class ModelRequest(Record, kw_only=True, frozen=True):
     role: ModelRole
     messages: list[ModelMessage]
     tools: list[ToolSpec] = msgspec.field(default_factory=list)
@@ -41,17 +42,17 @@ class ModelRequest(Record, kw_only=True):
     max_tokens: int | None = None
 
 
-class Usage(Record, kw_only=True):
+class Usage(Record, kw_only=True, frozen=True):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
 
 
-class TextChunk(Record, tag_field="type", tag="text", kw_only=True):
+class TextChunk(Record, tag_field="type", tag="text", kw_only=True, frozen=True):
     text: str
 
 
-class ToolCallChunk(Record, tag_field="type", tag="tool_call", kw_only=True):
+class ToolCallChunk(Record, tag_field="type", tag="tool_call", kw_only=True, frozen=True):
     """A fragment of a streamed tool call; id and name arrive with the first one."""
 
     index: int
@@ -60,11 +61,11 @@ class ToolCallChunk(Record, tag_field="type", tag="tool_call", kw_only=True):
     arguments: str = ""
 
 
-class ModelDone(Record, tag_field="type", tag="done", kw_only=True):
+class ModelDone(Record, tag_field="type", tag="done", kw_only=True, frozen=True):
     """Always the last event of a successful call: the assembled message."""
 
     message: ModelMessage
-    finish_reason: Literal["stop", "tool_calls", "length", "content_filter"] = "stop"
+    finish_reason: FinishReason = "stop"
     usage: Usage = msgspec.field(default_factory=Usage)
 
 

@@ -11,7 +11,7 @@ from shared_contracts.base import Id, Record
 PlanStatus = Literal["pending", "active", "done"]
 
 
-class PlanNode(Record, kw_only=True):
+class PlanNode(Record, kw_only=True, frozen=True):
     id: Id
     title: str
     summary: str = ""
@@ -20,7 +20,7 @@ class PlanNode(Record, kw_only=True):
     done_note: str = ""
 
 
-class PlanTree(Record, kw_only=True):
+class PlanTree(Record, kw_only=True, frozen=True):
     goal: str
     nodes: list[PlanNode] = msgspec.field(default_factory=list)
     current: Id | None = None

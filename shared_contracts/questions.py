@@ -12,12 +12,12 @@ Prompt = Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
 OptionId = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}(?!\n)$")]
 
 
-class Choice(Inbound, kw_only=True):
+class Choice(Inbound, kw_only=True, frozen=True):
     id: OptionId
     text: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
 
 
-class MultipleChoice(Inbound, tag_field="kind", tag="multiple_choice", kw_only=True):
+class MultipleChoice(Inbound, tag_field="kind", tag="multiple_choice", kw_only=True, frozen=True):
     """Graded by option id, never by option text."""
 
     prompt: Prompt
@@ -26,7 +26,7 @@ class MultipleChoice(Inbound, tag_field="kind", tag="multiple_choice", kw_only=T
     explanation: str = ""
 
 
-class ShortAnswer(Inbound, tag_field="kind", tag="short_answer", kw_only=True):
+class ShortAnswer(Inbound, tag_field="kind", tag="short_answer", kw_only=True, frozen=True):
     """Graded after normalising case, whitespace, punctuation and unicode."""
 
     prompt: Prompt
@@ -34,7 +34,7 @@ class ShortAnswer(Inbound, tag_field="kind", tag="short_answer", kw_only=True):
     explanation: str = ""
 
 
-class Numeric(Inbound, tag_field="kind", tag="numeric", kw_only=True):
+class Numeric(Inbound, tag_field="kind", tag="numeric", kw_only=True, frozen=True):
     """Graded within an absolute or relative tolerance; accepts 1/2, 0.5, 5e-1."""
 
     prompt: Prompt
@@ -48,12 +48,12 @@ class Numeric(Inbound, tag_field="kind", tag="numeric", kw_only=True):
 QuestionSpec = MultipleChoice | ShortAnswer | Numeric
 
 
-class PublicChoice(Body, kw_only=True):
+class PublicChoice(Body, kw_only=True, frozen=True):
     id: str
     text: str
 
 
-class PublicQuestion(Body, kw_only=True):
+class PublicQuestion(Body, kw_only=True, frozen=True):
     """What the learner may see of a question: never the key."""
 
     kind: Literal["multiple_choice", "short_answer", "numeric", "ask_user"]
@@ -63,7 +63,7 @@ class PublicQuestion(Body, kw_only=True):
     node_id: Id | None = None
 
 
-class Verdict(Record, kw_only=True, gc=False):
+class Verdict(Record, kw_only=True, gc=False, frozen=True):
     correct: bool
     expected: str
     feedback: str = ""

@@ -18,27 +18,27 @@ Title = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 Text = Annotated[str, msgspec.Meta(max_length=4000)]
 
 
-class PlanNodeSpec(Inbound, kw_only=True):
+class PlanNodeSpec(Inbound, kw_only=True, frozen=True):
     id: Id
     title: Title
     summary: Text = ""
     parent: Id | None = None
 
 
-class PlanInitArgs(Inbound, kw_only=True):
+class PlanInitArgs(Inbound, kw_only=True, frozen=True):
     """Start the session's plan: a goal and its first nodes (parents before children)."""
 
     goal: Title
     nodes: Annotated[list[PlanNodeSpec], msgspec.Meta(min_length=1, max_length=50)]
 
 
-class PlanAddArgs(Inbound, kw_only=True):
+class PlanAddArgs(Inbound, kw_only=True, frozen=True):
     """Add one node under an existing parent (or at the root)."""
 
     node: PlanNodeSpec
 
 
-class PlanUpdateArgs(Inbound, kw_only=True):
+class PlanUpdateArgs(Inbound, kw_only=True, frozen=True):
     """Retitle, re-summarise or focus a node."""
 
     id: Id
@@ -47,21 +47,21 @@ class PlanUpdateArgs(Inbound, kw_only=True):
     status: Literal["pending", "active"] | None = None
 
 
-class PlanMarkDoneArgs(Inbound, kw_only=True):
+class PlanMarkDoneArgs(Inbound, kw_only=True, frozen=True):
     """Mark a node done once the learner has shown they understand it."""
 
     id: Id
     note: Text = ""
 
 
-class QuizArgs(Inbound, kw_only=True):
+class QuizArgs(Inbound, kw_only=True, frozen=True):
     """Ask a graded question; the key stays on the server."""
 
     question: QuestionSpec
     node_id: Id | None = None
 
 
-class AskUserArgs(Inbound, kw_only=True):
+class AskUserArgs(Inbound, kw_only=True, frozen=True):
     """Ask the learner a free-form question (not graded)."""
 
     prompt: Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
@@ -70,21 +70,21 @@ class AskUserArgs(Inbound, kw_only=True):
     )
 
 
-class ResearchArgs(Inbound, kw_only=True):
+class ResearchArgs(Inbound, kw_only=True, frozen=True):
     """Ask the researcher for a short, cited note (runs in the background)."""
 
     question: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
     node_id: Id | None = None
 
 
-class DemoArgs(Inbound, kw_only=True):
+class DemoArgs(Inbound, kw_only=True, frozen=True):
     """Ask the demo-builder for a small interactive page (runs in the background)."""
 
     brief: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
     node_id: Id | None = None
 
 
-class VisualArgs(Inbound, kw_only=True):
+class VisualArgs(Inbound, kw_only=True, frozen=True):
     """Ask the visual-maker for a diagram (runs in the background)."""
 
     brief: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
@@ -119,22 +119,22 @@ LEARNER_TOOLS = frozenset({"quiz", "ask_user_question"})
 JOB_TOOLS = frozenset({"research", "demo", "visual"})
 
 
-class PlanOutput(Record, tag_field="kind", tag="plan", kw_only=True, gc=False):
+class PlanOutput(Record, tag_field="kind", tag="plan", kw_only=True, gc=False, frozen=True):
     tree: PlanTree
 
 
-class GradedOutput(Record, tag_field="kind", tag="graded", kw_only=True, gc=False):
+class GradedOutput(Record, tag_field="kind", tag="graded", kw_only=True, gc=False, frozen=True):
     answer: AnswerValue
     confidence: Confidence | None = None
     verdict: Verdict
 
 
-class ReplyOutput(Record, tag_field="kind", tag="reply", kw_only=True, gc=False):
+class ReplyOutput(Record, tag_field="kind", tag="reply", kw_only=True, gc=False, frozen=True):
     answer: str
     confidence: Confidence | None = None
 
 
-class JobOutput(Record, tag_field="kind", tag="job", kw_only=True, gc=False):
+class JobOutput(Record, tag_field="kind", tag="job", kw_only=True, gc=False, frozen=True):
     job_id: Id
     status: JobStatus
     result: JobResult | None = None

@@ -16,19 +16,19 @@ from shared_contracts.base import Record
 from shared_contracts.model_io import ModelMessage, ModelRequest, Usage
 
 
-class TraceEvent(Record, tag_field="type", kw_only=True):
+class TraceEvent(Record, tag_field="type", kw_only=True, frozen=True):
     seq: int
     scope: str = ""
     """The unit the event belongs to: `turn:3`, `job:<id>`, `extraction:<run>`, `learner`."""
 
 
-class InboundFrameEvent(TraceEvent, tag="inbound", kw_only=True):
+class InboundFrameEvent(TraceEvent, tag="inbound", kw_only=True, frozen=True):
     turn: int
     frame: str
     """The learner's frame as received (raw JSON text)."""
 
 
-class OutboundFrameEvent(TraceEvent, tag="outbound", kw_only=True):
+class OutboundFrameEvent(TraceEvent, tag="outbound", kw_only=True, frozen=True):
     turn: int
     frame: str
     delta_of: str = ""
@@ -38,7 +38,7 @@ class OutboundFrameEvent(TraceEvent, tag="outbound", kw_only=True):
     deltas: list[str] = msgspec.field(default_factory=list)
 
 
-class PromptEvent(TraceEvent, tag="prompt", kw_only=True):
+class PromptEvent(TraceEvent, tag="prompt", kw_only=True, frozen=True):
     turn: int
     template_id: str
     template_hash: str
@@ -50,7 +50,7 @@ class PromptEvent(TraceEvent, tag="prompt", kw_only=True):
     """Texts this event stores first in its trace (hash → text); later events only refer."""
 
 
-class TimedChunk(Record, kw_only=True):
+class TimedChunk(Record, kw_only=True, frozen=True):
     t_ms: float
     text: str = ""
     tool_index: int | None = None
@@ -59,7 +59,7 @@ class TimedChunk(Record, kw_only=True):
     arguments: str = ""
 
 
-class MessageRun(Record, kw_only=True):
+class MessageRun(Record, kw_only=True, frozen=True):
     """Messages `start`..`start+count` of the earlier call `call` (by key), which belong at
     index `at` of this call's request (they are left out of its stored messages)."""
 
@@ -69,7 +69,7 @@ class MessageRun(Record, kw_only=True):
     at: int
 
 
-class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True):
+class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True, frozen=True):
     key: str
     model: str
     request: ModelRequest
@@ -98,7 +98,7 @@ class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True):
     having neither `response` nor `error`."""
 
 
-class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True):
+class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True, frozen=True):
     turn: int
     tool_call_id: str
     tool_name: str
@@ -110,14 +110,14 @@ class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True):
     plan_after: str = ""
 
 
-class QuizEvent(TraceEvent, tag="quiz", kw_only=True):
+class QuizEvent(TraceEvent, tag="quiz", kw_only=True, frozen=True):
     turn: int
     tool_call_id: str
     phase: Literal["issued", "graded"]
     detail: str = ""
 
 
-class JobTraceEvent(TraceEvent, tag="job", kw_only=True):
+class JobTraceEvent(TraceEvent, tag="job", kw_only=True, frozen=True):
     job_id: str
     phase: Literal["submitted", "finished", "delivered"]
     turn: int = 0
@@ -125,7 +125,7 @@ class JobTraceEvent(TraceEvent, tag="job", kw_only=True):
     detail: str = ""
 
 
-class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True):
+class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True, frozen=True):
     run_id: str
     extractor_output: str = ""
     gate_drops: list[str] = msgspec.field(default_factory=list)
@@ -135,7 +135,7 @@ class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True):
     graph_hash_after: str = ""
 
 
-class MarkEvent(TraceEvent, tag="mark", kw_only=True):
+class MarkEvent(TraceEvent, tag="mark", kw_only=True, frozen=True):
     """A boundary: a chat created, a turn or a teacher step begun, or a unit reading or
     writing shared state (the chat record, the graph) — replay orders concurrent units by
     these. `graph_counts`/`graph_hash`: the graph ledgers then; `config`: each role's model
@@ -153,16 +153,16 @@ class MarkEvent(TraceEvent, tag="mark", kw_only=True):
     graph_hash: str = ""
 
 
-class ClockEvent(TraceEvent, tag="clock", kw_only=True):
+class ClockEvent(TraceEvent, tag="clock", kw_only=True, frozen=True):
     value: datetime
 
 
-class IdEvent(TraceEvent, tag="id", kw_only=True):
+class IdEvent(TraceEvent, tag="id", kw_only=True, frozen=True):
     prefix: str
     value: str
 
 
-class CheckpointEvent(TraceEvent, tag="checkpoint", kw_only=True):
+class CheckpointEvent(TraceEvent, tag="checkpoint", kw_only=True, frozen=True):
     turn: int
     transcript_hash: str
     plan_hash: str

@@ -22,7 +22,8 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Iterable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -44,7 +45,6 @@ _ENCODE = msgspec.json.Encoder()
 _TOOLS = msgspec.json.Decoder(list[ToolSpec])
 _CALLS = msgspec.json.Decoder(list[ModelToolCall])
 _PROMPT_FIELDS = ("system_prompt", "graph_context")
-E = TypeVar("E")
 
 
 class MissingBlob(ValueError):
@@ -111,16 +111,16 @@ class Interner:
             self.stored.difference_update(int(key, 16) for key in getattr(event, "blobs", ()))
         self.last.clear()
 
-    def intern(self, event: E) -> E:
+    def intern(self, event: AnyTraceEvent) -> AnyTraceEvent:
         """`event` with its large texts replaced by refs (other events unchanged)."""
         if isinstance(event, ModelCallEvent) and not (event.refs or event.reused):
-            return self._call(event)  # type: ignore[return-value]
+            return self._call(event)
         if isinstance(event, PromptEvent) and not event.refs:
             parts = _Parts(self.stored)
             empty = {name: "" for name in _PROMPT_FIELDS if parts.take(name, getattr(event, name))}
             if not parts.refs:
                 return event
-            return msgspec.structs.replace(event, refs=parts.refs, blobs=parts.blobs, **empty)  # type: ignore[return-value]
+            return msgspec.structs.replace(event, refs=parts.refs, blobs=parts.blobs, **empty)
         return event
 
     def _call(self, event: ModelCallEvent) -> ModelCallEvent:
@@ -137,7 +137,7 @@ class Interner:
             tools = []
         messages: list[ModelMessage] = []
         for i, message in enumerate(kept):
-            changes: dict = {}
+            changes: dict[str, Any] = {}
             if parts.take(f"messages.{i}.content", message.content):
                 changes["content"] = ""
             calls = message.tool_calls
@@ -167,7 +167,14 @@ class Interner:
         return best
 
 
-_LAST_TOOLS: list = [(), "", ""]
+@dataclass(slots=True)
+class _ToolsText:
+    tools: tuple[ToolSpec, ...] = ()
+    text: str = ""
+    key: str = ""
+
+
+_LAST_TOOLS = _ToolsText()
 """The last tool list seen (its very objects, held so their identity stays meaningful),
 its JSON and that JSON's `text_hash`: every teacher call carries the same ≈ 7.5 KB of specs."""
 
@@ -175,12 +182,14 @@ its JSON and that JSON's `text_hash`: every teacher call carries the same ≈ 7.
 def _tools_text(tools: list[ToolSpec]) -> tuple[str, str]:
     """The tool list's JSON and its `text_hash`, reused while the list holds the same
     objects (specs are frozen Structs, built once, and their schemas never edited)."""
-    last, text, key = _LAST_TOOLS
-    if len(last) != len(tools) or any(a is not b for a, b in zip(last, tools, strict=True)):
-        text = _ENCODE.encode(tools).decode()
-        key = text_hash(text)
-        _LAST_TOOLS[:] = [tuple(tools), text, key]
-    return text, key
+    last = _LAST_TOOLS
+    if len(last.tools) != len(tools) or any(
+        a is not b for a, b in zip(last.tools, tools, strict=True)
+    ):
+        last.text = _ENCODE.encode(tools).decode()
+        last.key = text_hash(last.text)
+        last.tools = tuple(tools)
+    return last.text, last.key
 
 
 def delta_run(
@@ -280,7 +289,7 @@ def _expand_call(
 ) -> ModelCallEvent:
     request = event.request
     tools = request.tools
-    parts: dict[int, dict] = {}
+    parts: dict[int, dict[str, Any]] = {}
     for path, key in event.refs.items():
         text = _blob(store, key, event)
         if path == "tools":

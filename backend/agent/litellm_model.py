@@ -12,12 +12,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from types import ModuleType
+from typing import Any, TypeGuard, get_args
 
 import anyio
 
 from backend.core.errors import ModelError
 from shared_contracts.model_io import (
+    FinishReason,
     ModelDone,
     ModelEvent,
     ModelMessage,
@@ -29,7 +31,7 @@ from shared_contracts.model_io import (
 )
 
 Sleep = Callable[[float], Awaitable[Any]]
-_FINISH_REASONS = frozenset({"stop", "tool_calls", "length", "content_filter"})
+_FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
 _RETRYABLE_NAMES = frozenset({"Timeout", "APIConnectionError", "APITimeoutError"})
 
 
@@ -82,7 +84,7 @@ def to_completion_kwargs(request: ModelRequest) -> dict[str, Any]:
     return kwargs
 
 
-def _field(obj: Any, name: str) -> Any:
+def _field(obj: object, name: str) -> Any:
     """`obj.<name>`, or None when it has none.
 
     litellm's stream objects are pydantic models keeping most values in
@@ -97,13 +99,13 @@ def _field(obj: Any, name: str) -> Any:
     extra = getattr(obj, "__pydantic_extra__", None)
     if extra and name in extra:
         return extra[name]
-    if _declared(type(obj), name):
+    if _declared(type(obj), name):  # type: ignore[arg-type]  # a class hashes: python/mypy#11470
         return getattr(obj, name, None)  # a property or class attribute
     return None
 
 
 @lru_cache(maxsize=256)
-def _declared(cls: type, name: str) -> bool:
+def _declared(cls: type[object], name: str) -> bool:
     return any(name in vars(k) for k in cls.__mro__)
 
 
@@ -124,7 +126,7 @@ class StreamAssembler:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def feed(self, chunk: Any) -> list[ModelEvent]:
+    def feed(self, chunk: object) -> list[ModelEvent]:
         """The events one chunk contributes (text deltas, tool-call fragments)."""
         events: list[ModelEvent] = []
         usage = _field(chunk, "usage")
@@ -145,7 +147,7 @@ class StreamAssembler:
                 self.finish_reason = reason
         return events
 
-    def _feed_call(self, pos: int, tc: Any) -> ToolCallChunk:
+    def _feed_call(self, pos: int, tc: object) -> ToolCallChunk:
         raw_index = _field(tc, "index")
         index = raw_index if isinstance(raw_index, int) else pos
         acc = self.calls.setdefault(index, _CallAcc())
@@ -165,7 +167,9 @@ class StreamAssembler:
             ModelToolCall(id=a.id, name=a.name, arguments="".join(a.arguments))
             for _, a in sorted(self.calls.items())
         ]
-        reason = self.finish_reason if self.finish_reason in _FINISH_REASONS else "stop"
+        reason: FinishReason = (
+            self.finish_reason if _is_finish_reason(self.finish_reason) else "stop"
+        )
         if calls and reason == "stop":
             reason = "tool_calls"  # providers that say "stop" after tool calls (e.g. Ollama)
         message = ModelMessage(role="assistant", content="".join(self.text), tool_calls=calls)
@@ -174,7 +178,11 @@ class StreamAssembler:
             completion_tokens=self.completion_tokens,
             cost_usd=cost_usd,
         )
-        return ModelDone(message=message, finish_reason=reason, usage=usage)  # type: ignore[arg-type]
+        return ModelDone(message=message, finish_reason=reason, usage=usage)
+
+
+def _is_finish_reason(reason: str | None) -> TypeGuard[FinishReason]:
+    return reason in _FINISH_REASONS
 
 
 def classify(exc: BaseException) -> tuple[bool, float | None]:
@@ -271,7 +279,7 @@ class LitellmChatModel:
         self.base_backoff = base_backoff
         self.max_backoff = max_backoff
 
-    def _call_kwargs(self, request: ModelRequest, litellm: Any) -> dict[str, Any]:
+    def _call_kwargs(self, request: ModelRequest, litellm: ModuleType) -> dict[str, Any]:
         kwargs = to_completion_kwargs(request)
         kwargs.update(model=self.model, stream=True, timeout=self.timeout, max_retries=0)
         if self.api_base is not None:
@@ -286,7 +294,7 @@ class LitellmChatModel:
             kwargs["stream_options"] = {"include_usage": True}
         return kwargs
 
-    def _cost(self, litellm: Any, prompt_tokens: int, completion_tokens: int) -> float:
+    def _cost(self, litellm: ModuleType, prompt_tokens: int, completion_tokens: int) -> float:
         try:
             p, c = litellm.cost_per_token(
                 model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
@@ -298,7 +306,7 @@ class LitellmChatModel:
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_backoff)
-        return min(self.base_backoff * 2 ** (attempt - 1), self.max_backoff)
+        return min(self.base_backoff * 2.0 ** (attempt - 1), self.max_backoff)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one call: chunks, then exactly one `ModelDone`; `ModelError` on failure."""
@@ -347,7 +355,7 @@ class LitellmChatModel:
             return
 
 
-def _import_litellm() -> Any:
+def _import_litellm() -> ModuleType:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback" banner on stdout per error
@@ -366,7 +374,7 @@ _FROZEN = [sys.maxsize]
 """How many objects were frozen once litellm's import was (`maxsize`: not yet)."""
 
 
-def _observed(litellm: Any) -> bool:
+def _observed(litellm: ModuleType) -> bool:
     """Whether anything registered with litellm consumes its end-of-stream logging:
     callbacks, a response cache or a budget."""
     names = ("callbacks", "success_callback", "_async_success_callback")
@@ -377,7 +385,7 @@ def _observed(litellm: Any) -> bool:
     )
 
 
-def _usage_sent(response: Any) -> bool:
+def _usage_sent(response: object) -> bool:
     """Whether litellm's wrapper just yielded its closing usage chunk (with
     `stream_options.include_usage`, the last chunk, built once the provider stream is over).
 
@@ -387,7 +395,7 @@ def _usage_sent(response: Any) -> bool:
     return getattr(response, "sent_stream_usage", False) is True
 
 
-async def _close(response: Any) -> None:
+async def _close(response: object) -> None:
     closer = getattr(response, "aclose", None)
     if closer is None:
         return

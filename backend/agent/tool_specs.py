@@ -32,7 +32,7 @@ DESCRIPTIONS = {
 
 def _object_schema(struct: type[Inbound]) -> dict[str, Any]:
     (_,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
-    root = components.pop(struct.__name__)
+    root: dict[str, Any] = components.pop(struct.__name__)
     if components:
         root = {**root, "$defs": components}
     return root

@@ -40,8 +40,10 @@ from backend.core.ports import Clock, IdGen, LedgerBatch
 from shared_contracts.chat import ChatRecord
 from shared_contracts.extraction import Findings
 from shared_contracts.graph import (
+    AuditLine,
     EdgeLine,
     EventLine,
+    MappingHow,
     MappingLine,
     PropositionLine,
     SessionCheckpoint,
@@ -111,7 +113,8 @@ def merge_resolving(
         ]
         # Of every node matching one of its keys, a finding takes the OLDEST: nodes created
         # later are younger, so a re-run or a later batch never changes a resolution.
-        node_id, how = None, "created"
+        node_id: str | None = None
+        how: MappingHow = "created"
         candidates = {work.identity[key] for key in keys if key in work.identity}
         if candidates:
             node_id = min(candidates, key=work.rank.__getitem__)
@@ -216,6 +219,6 @@ def merge_resolving(
     return batch, resolved
 
 
-def with_audit(batch: LedgerBatch, audit: Iterable) -> LedgerBatch:
+def with_audit(batch: LedgerBatch, audit: Iterable[AuditLine]) -> LedgerBatch:
     """`batch` with audit lines added (the pipeline's gate and auditor drops)."""
     return replace(batch, audit=[*batch.audit, *audit])

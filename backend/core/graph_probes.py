@@ -6,6 +6,7 @@ as `core.pending` does: messages `[0, folded_at)` are folded into the graph.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -84,7 +85,9 @@ def question_text(part: ToolPart) -> str:
     return str(_question(part).get("prompt", ""))
 
 
-def _tool_parts(record: ChatRecord, start: int, upto: int | None):
+def _tool_parts(
+    record: ChatRecord, start: int, upto: int | None
+) -> Iterator[tuple[int, Message, ToolPart]]:
     end = len(record.messages) if upto is None else upto
     for index in range(max(start, 0), min(end, len(record.messages))):
         message: Message = record.messages[index]

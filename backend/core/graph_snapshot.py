@@ -136,7 +136,7 @@ class SnapshotDeriver:
         if self._last is not None:
             return self._last
         nodes, edges, sessions = self._parts
-        self._dirty_nodes.update(n for n in self._pending if n in state.nodes)
+        self._dirty_nodes.update(n for n in self._pending if n is not None and n in state.nodes)
         if self._dirty_nodes:
             nodes = self._derive_nodes(state)
         if self._dirty_edges:

@@ -12,10 +12,11 @@ between turns keeps nothing.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 import msgspec
 
-from shared_contracts.chat import ChatRecord
+from shared_contracts.chat import ChatRecord, Message
 
 
 class ChatEncoder:
@@ -24,7 +25,7 @@ class ChatEncoder:
     def __init__(self) -> None:
         self._encoder = msgspec.json.Encoder()
         # chat id -> (the record last encoded, its messages' bytes in order)
-        self._last: dict[str, tuple[weakref.ref, list[msgspec.Raw]]] = {}
+        self._last: dict[str, tuple[weakref.ref[ChatRecord], list[msgspec.Raw]]] = {}
         self._open: dict[str, int] = {}  # chat id -> holders
 
     def __len__(self) -> int:
@@ -45,7 +46,7 @@ class ChatEncoder:
         encode = self._encoder.encode
         old_messages, old_chunks = self._previous(chat_id)
         shared = len(old_messages)
-        chunks = []
+        chunks: list[msgspec.Raw] = []
         for i, message in enumerate(record.messages):
             if i < shared and old_messages[i] is message:
                 chunks.append(old_chunks[i])
@@ -57,7 +58,7 @@ class ChatEncoder:
             self._last[chat_id] = (weakref.ref(record, self._dropper(chat_id)), chunks)
         return data
 
-    def _previous(self, chat_id: str) -> tuple[list, list[msgspec.Raw]]:
+    def _previous(self, chat_id: str) -> tuple[list[Message], list[msgspec.Raw]]:
         last = self._last.get(chat_id)
         if last is None:
             return [], []
@@ -66,11 +67,11 @@ class ChatEncoder:
             return [], []
         return record.messages, last[1]
 
-    def _dropper(self, chat_id: str):
+    def _dropper(self, chat_id: str) -> Callable[[weakref.ref[ChatRecord]], None]:
         """Callback: once the record is unreachable, drop its bytes (unless since replaced)."""
         owner = weakref.ref(self)
 
-        def drop(ref: weakref.ref) -> None:
+        def drop(ref: weakref.ref[ChatRecord]) -> None:
             encoder = owner()
             if encoder is not None:
                 last = encoder._last.get(chat_id)

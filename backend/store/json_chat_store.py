@@ -89,7 +89,7 @@ class JsonChatStore:
 
     async def list_summaries(self) -> list[ChatSummary]:
         """Every chat, newest first (created_at, then id); a corrupt file raises, naming it."""
-        rows: list[_SummaryFields] = await self._dir.load_all(self._decode_summary)
+        rows = await self._dir.load_all(self._decode_summary)
         rows.sort(key=lambda r: (r.created_at, r.id), reverse=True)
         return [
             ChatSummary(

@@ -31,5 +31,5 @@ class JsonJobStore:
 
     async def list_all(self) -> list[Job]:
         """Every job, oldest first (created_at, then id)."""
-        jobs: list[Job] = await self._dir.load_all()
+        jobs = await self._dir.load_all(self._dir.decode)
         return sorted(jobs, key=lambda j: (j.created_at, j.id))

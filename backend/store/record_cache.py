@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
@@ -29,9 +30,19 @@ class FileIdentity(NamedTuple):
     ctime_ns: int
 
 
-class _Entry(NamedTuple):
+class _Entry(NamedTuple, Generic[T]):
     identity: FileIdentity
-    ref: weakref.ref | None  # None: the type takes no weak references; `keep` holds it
+    ref: weakref.ref[T] | None  # None: the type takes no weak references; `keep` holds it
+
+
+class _Pin(Generic[T]):
+    """How many hold a record pinned, and its latest version (None: not in memory)."""
+
+    __slots__ = ("holders", "record")
+
+    def __init__(self, record: T | None) -> None:
+        self.holders = 0
+        self.record = record
 
 
 class RecordCache(Generic[T]):
@@ -39,10 +50,10 @@ class RecordCache(Generic[T]):
 
     def __init__(self, keep_bytes: int) -> None:
         self.keep_bytes = keep_bytes
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, _Entry[T]] = {}
         self._recent: OrderedDict[str, tuple[int, T]] = OrderedDict()  # id -> (size, record)
         self._recent_bytes = 0
-        self._pins: dict[str, list] = {}  # id -> [holders, its latest record or None]
+        self._pins: dict[str, _Pin[T]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -64,7 +75,7 @@ class RecordCache(Generic[T]):
 
     def put(self, record_id: str, identity: FileIdentity, record: T) -> None:
         try:
-            ref: weakref.ref | None = weakref.ref(record, self._dropper(record_id))
+            ref: weakref.ref[T] | None = weakref.ref(record, self._dropper(record_id))
         except TypeError:  # a Struct without `weakref=True`
             ref = None
         self._entries[record_id] = _Entry(identity, ref)
@@ -78,23 +89,25 @@ class RecordCache(Generic[T]):
 
     def pin(self, record_id: str) -> None:
         """Until `unpin`, the record's latest version stays cached (a turn or a session)."""
-        pin = self._pins.setdefault(record_id, [0, None])
-        pin[0] += 1
-        if pin[1] is None:
-            pin[1] = self._alive(record_id)
+        pin = self._pins.get(record_id)
+        if pin is None:
+            pin = self._pins[record_id] = _Pin(self._alive(record_id))
+        elif pin.record is None:
+            pin.record = self._alive(record_id)
+        pin.holders += 1
 
     def unpin(self, record_id: str) -> None:
         pin = self._pins[record_id]
-        pin[0] -= 1
-        if pin[0] == 0:
+        pin.holders -= 1
+        if pin.holders == 0:
             del self._pins[record_id]
 
     def latest(self, record_id: str) -> T | None:
         """The record as last read or written, if still in memory: a pinned record's
         latest version (kept through a write in flight), else any reachable cached one."""
         pin = self._pins.get(record_id)
-        if pin is not None and pin[1] is not None:
-            return pin[1]
+        if pin is not None and pin.record is not None:
+            return pin.record
         return self._alive(record_id)
 
     def _alive(self, record_id: str) -> T | None:
@@ -110,7 +123,7 @@ class RecordCache(Generic[T]):
     def _hold(self, record_id: str, size: int, record: T) -> None:
         pin = self._pins.get(record_id)
         if pin is not None:
-            pin[1] = record
+            pin.record = record
         self._let_go(record_id)
         self._recent[record_id] = (size, record)
         self._recent_bytes += size
@@ -126,11 +139,11 @@ class RecordCache(Generic[T]):
         if held is not None:
             self._recent_bytes -= held[0]
 
-    def _dropper(self, record_id: str):
+    def _dropper(self, record_id: str) -> Callable[[weakref.ref[T]], None]:
         """Callback: once a record is unreachable, drop its entry (unless since replaced)."""
         owner = weakref.ref(self)
 
-        def drop(ref: weakref.ref) -> None:
+        def drop(ref: weakref.ref[T]) -> None:
             cache = owner()
             if cache is not None:
                 entry = cache._entries.get(record_id)

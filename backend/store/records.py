@@ -20,6 +20,7 @@ from backend.store.paths import id_path
 from backend.store.record_cache import FileIdentity, RecordCache
 
 T = TypeVar("T", bound=msgspec.Struct)
+R = TypeVar("R")
 
 SUFFIX = ".json"
 
@@ -111,9 +112,11 @@ class RecordDir(Generic[T]):
         path = self.path(record_id)
         key = str(record_id)
         async with self.lock(key):
-            current = self._cached(key, path)
-            if current is None:
+            cached = self._cached(key, path)
+            if cached is None:
                 _, current = await anyio.to_thread.run_sync(self._load_sync, path)
+            else:
+                current = cached
             new = mutate(current)
             if get_id(new) != key:
                 raise StorageError(f"{self.kind} {record_id}: an update may not change the id")
@@ -125,8 +128,8 @@ class RecordDir(Generic[T]):
             await self._write(key, path, data, stored, False)
             return stored
 
-    async def load_all(self, decode: Callable[[bytes, str], object] | None = None) -> list:
-        """Every record, decoded with `decode(data, path)` or the record decoder."""
+    async def load_all(self, decode: Callable[[bytes, str], R]) -> list[R]:
+        """Every record, decoded with `decode(data, path)` (`self.decode` for whole records)."""
         return await anyio.to_thread.run_sync(self._load_all_sync, decode)
 
     def _encode_checked(self, record: T) -> tuple[bytes, T]:
@@ -196,12 +199,12 @@ class RecordDir(Generic[T]):
         except OSError:
             return None  # written; only not cached
 
-    def _load_all_sync(self, decode: Callable[[bytes, str], object] | None) -> list:
+    def _load_all_sync(self, decode: Callable[[bytes, str], R]) -> list[R]:
         try:
             names = sorted(n for n in self.fs.listdir(self.directory) if n.endswith(SUFFIX))
         except OSError as exc:
             raise storage_error(exc, "listdir", self.directory) from exc
-        out = []
+        out: list[R] = []
         for name in names:
             path = os.path.join(self.directory, name)
             try:
@@ -210,5 +213,5 @@ class RecordDir(Generic[T]):
                 continue  # removed between listdir and read
             except OSError as exc:
                 raise storage_error(exc, "read", path) from exc
-            out.append(decode(data, path) if decode else self.decode(data, path))
+            out.append(decode(data, path))
         return out

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -13,8 +14,17 @@ from backend.store.fileops import FileOps, OsFileOps
 from backend.store.jsonl import complete_prefix, decode_lines
 from backend.store.jsonl_graph_store import LEDGER_TYPES
 from shared_contracts.chat import ChatRecord, ToolPart
+from shared_contracts.graph import SessionCheckpoint
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 from shared_contracts.trace import AnyTraceEvent
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+R = TypeVar("R", bound=_HasId)
 
 QUESTION_TOOLS = frozenset({"quiz", "ask_user_question"})  # wait for the learner, no job
 ID_LEDGERS = ("propositions", "edges", "events")
@@ -53,9 +63,9 @@ def _names(fs: FileOps, directory: str, suffix: str) -> list[str]:
         return []
 
 
-def _records(fs: FileOps, directory: str, type_: Any, problems: list[str]) -> dict[str, Any]:
+def _records(fs: FileOps, directory: str, type_: type[R], problems: list[str]) -> dict[str, R]:
     decoder = msgspec.json.Decoder(type_)
-    out: dict[str, Any] = {}
+    out: dict[str, R] = {}
     for name in _names(fs, directory, ".json"):
         path = os.path.join(directory, name)
         try:
@@ -69,7 +79,7 @@ def _records(fs: FileOps, directory: str, type_: Any, problems: list[str]) -> di
     return out
 
 
-def _ledger(fs: FileOps, path: str, type_: Any, problems: list[str]) -> list[Any]:
+def _ledger(fs: FileOps, path: str, type_: type[msgspec.Struct], problems: list[str]) -> list[Any]:
     try:
         data = fs.read(path)
     except FileNotFoundError:
@@ -87,7 +97,7 @@ def _ledger(fs: FileOps, path: str, type_: Any, problems: list[str]) -> list[Any
         return []
 
 
-def _duplicates(name: str, lines: list[Any]) -> list[str]:
+def _duplicates(name: str, lines: Sequence[_HasId]) -> list[str]:
     seen: set[str] = set()
     dupes: set[str] = set()
     for line in lines:
@@ -95,7 +105,7 @@ def _duplicates(name: str, lines: list[Any]) -> list[str]:
     return [f"graph/{name}.jsonl: duplicate id {d!r}" for d in sorted(dupes)]
 
 
-def _checkpoints(sessions: list[Any], chats: dict[str, ChatRecord]) -> list[str]:
+def _checkpoints(sessions: list[SessionCheckpoint], chats: dict[str, ChatRecord]) -> list[str]:
     out = []
     for cp in sessions:
         chat = chats.get(cp.chat_id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from itertools import islice
+from typing import cast
 
 import anyio
 import msgspec
@@ -40,6 +41,7 @@ from backend.core.graph import (
 )
 from backend.core.pending import foldable_upto
 from backend.core.ports import ChatStore, Clock, GraphStore, IdGen, TraceStore
+from shared_contracts.extraction import ExtractorOutput
 from shared_contracts.graph import AuditLine, GraphStats
 from shared_contracts.trace import ExtractionEvent
 
@@ -82,7 +84,8 @@ class ChatIndex:
                 mine.append(node_id)
         # `local` is a plain dict that only grows: its new entries are its last ones.
         new = len(state.local) - self._locals
-        added = list(islice(reversed(state.local.items()), new))
+        local_ids = cast(dict[tuple[str, str], str], state.local)  # the view's own: a dict
+        added = list(islice(reversed(local_ids.items()), new))
         for (chat_id, local), node_id in reversed(added):
             if local.startswith("plan:"):  # a later local id of the same node wins
                 self._plan.setdefault(chat_id, {})[node_id] = local.removeprefix("plan:")
@@ -233,7 +236,15 @@ class ExtractionPipeline:
         await self._trace(chat_id, run_id, output, gated.audit, audited.audit, report)
         return report
 
-    async def _trace(self, chat_id, run_id, output, gate_drops, auditor_drops, report) -> None:
+    async def _trace(
+        self,
+        chat_id: str,
+        run_id: str,
+        output: ExtractorOutput,
+        gate_drops: list[AuditLine],
+        auditor_drops: list[AuditLine],
+        report: ExtractionReport,
+    ) -> None:
         if self._traces is None:
             return
         try:

@@ -13,7 +13,7 @@ from shared_contracts.model_io import ModelDone, ModelMessage, ModelRequest, Mod
 T = TypeVar("T")
 
 
-def response_schema(struct: type) -> dict[str, Any]:
+def response_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
     """The JSON Schema of `struct` with an object root (what `response_format` needs)."""
     (_,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
     root = dict(components.pop(struct.__name__))
@@ -22,7 +22,9 @@ def response_schema(struct: type) -> dict[str, Any]:
     return root
 
 
-def build_request(role: ModelRole, system: str, user: str, answer: type) -> ModelRequest:
+def build_request(
+    role: ModelRole, system: str, user: str, answer: type[msgspec.Struct]
+) -> ModelRequest:
     """A request whose answer must be one JSON object of `answer`'s schema."""
     return ModelRequest(
         role=role,

@@ -13,7 +13,7 @@ from backend.core.errors import ModelError
 from backend.core.ports import ChatModel
 from shared_contracts.model_io import ModelDone, ModelMessage, ModelRequest, ModelRole
 
-A = TypeVar("A")
+A = TypeVar("A", bound=msgspec.Struct)
 R = TypeVar("R")
 
 
@@ -24,10 +24,10 @@ class Malformed(ValueError):
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n(.*)\n\s*```\s*$", re.S)
 
 
-def response_schema(answer: type[Any]) -> dict[str, Any]:
+def response_schema(answer: type[msgspec.Struct]) -> dict[str, Any]:
     """An object-rooted JSON Schema for `answer` (msgspec's own root is a `$ref`)."""
     (_,), defs = msgspec.json.schema_components([answer], ref_template="#/$defs/{name}")
-    root = defs.pop(answer.__name__)
+    root: dict[str, Any] = defs.pop(answer.__name__)
     return {**root, "$defs": defs} if defs else root
 
 

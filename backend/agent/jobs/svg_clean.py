@@ -92,7 +92,8 @@ class _Writer:
         self.seen += 1
         if depth > _MAX_DEPTH or self.seen > _MAX_ELEMENTS:
             raise UnsafeArtifact("svg is nested too deeply or has too many elements")
-        name = _name(el.tag) if isinstance(el.tag, str) else None
+        tag: object = el.tag  # a comment's or processing instruction's is a function
+        name = _name(tag) if isinstance(tag, str) else None
         if name in _UNWRAP:
             self.children(el, depth)
         elif name in ELEMENTS:

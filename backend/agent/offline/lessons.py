@@ -24,14 +24,14 @@ class _Data(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tru
     """Lesson files are authored by hand: an unknown (misspelt) field is an error."""
 
 
-class AskSpec(_Data, kw_only=True):
+class AskSpec(_Data, kw_only=True, frozen=True):
     prompt: Long
     suggestions: Annotated[list[str], msgspec.Meta(max_length=8)] = msgspec.field(
         default_factory=list
     )
 
 
-class Prerequisite(_Data, kw_only=True):
+class Prerequisite(_Data, kw_only=True, frozen=True):
     """Something a node rests on that the lesson does not teach. `quote` is a sentence of the
     node's `teach` text that relies on it: the offline extractor's evidence."""
 
@@ -39,7 +39,7 @@ class Prerequisite(_Data, kw_only=True):
     quote: Short
 
 
-class LessonNode(_Data, kw_only=True):
+class LessonNode(_Data, kw_only=True, frozen=True):
     """One plan node: its teaching text, one quiz, a re-teach text, optional job briefs, and
     what it rests on without teaching it."""
 
@@ -61,7 +61,7 @@ class LessonNode(_Data, kw_only=True):
         return [(name, brief) for name, brief in briefs if brief]
 
 
-class Lesson(_Data, kw_only=True):
+class Lesson(_Data, kw_only=True, frozen=True):
     """A whole lesson: plan goal, nodes in teaching order, the free-form question, a recap."""
 
     id: Id
