@@ -1,7 +1,9 @@
 """The production `ChatModel`: one streaming litellm call with tools, bounded retries.
 
-litellm is imported lazily (inside `stream`): importing it costs ~2 s and ~190 MB, which
-the CLI, the core and the offline tutor must not pay.
+litellm is imported when the first `LitellmChatModel` is built (by the composition root,
+at start-up), not when this module is: importing it costs ~2 s and ~190 MB, which the CLI,
+the core and the offline tutor must not pay, and which a learner's first turn must not
+wait for on the event loop.
 """
 
 from __future__ import annotations
@@ -278,6 +280,7 @@ class LitellmChatModel:
         self.clock = clock
         self.base_backoff = base_backoff
         self.max_backoff = max_backoff
+        self._litellm = _import_litellm()  # here, at start-up: never inside a turn's stream
 
     def _call_kwargs(self, request: ModelRequest, litellm: ModuleType) -> dict[str, Any]:
         kwargs = to_completion_kwargs(request)
@@ -310,7 +313,7 @@ class LitellmChatModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one call: chunks, then exactly one `ModelDone`; `ModelError` on failure."""
-        litellm = _import_litellm()
+        litellm = self._litellm
         kwargs = self._call_kwargs(request, litellm)
         started = self.clock()
         attempt = 0

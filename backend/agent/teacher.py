@@ -34,10 +34,13 @@ class RenderedPrompt:
     text: str
 
 
-@functools.cache
+_TEMPLATE = resources.files("backend.agent").joinpath("prompts", TEMPLATE_ID).read_text("utf-8")
+"""Read when this module is imported (at start-up): no turn reads a file on the event loop."""
+
+
 def load_template() -> str:
-    """The packaged teacher prompt, read once per process (a turn re-read the file)."""
-    return resources.files("backend.agent").joinpath("prompts", TEMPLATE_ID).read_text("utf-8")
+    """The packaged teacher prompt."""
+    return _TEMPLATE
 
 
 _RENDERED: weakref.WeakValueDictionary[tuple[str, str | None], RenderedPrompt] = (
