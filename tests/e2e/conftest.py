@@ -93,6 +93,16 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
+FIRST = ("test_harness_run.py",)
+"""Tests that compile the UI into this checkout's `.web` with ports of their own (`harness
+run`): they run before the session's UI is built, whose server reads those files from disk
+(built after it, they would point its pages at a socket nobody serves)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in FIRST)
+
+
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     path = shutil.which("chromium") or (CHROMIUM if Path(CHROMIUM).exists() else None)
