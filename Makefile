@@ -9,8 +9,10 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_LOG := ERROR
 export REFLEX_USE_NPM := 1
 export REFLEX_TELEMETRY_ENABLED := false
-# Checked by `mypy --strict` (config in pyproject.toml): widen as packages are typed.
-TYPED := shared_contracts backend/core backend/store backend/agent
+# Checked by `mypy --strict` (config in pyproject.toml), less the modules its overrides
+# leave untyped for now; NOT_YET_TYPED names their files for the ignore-reason check.
+TYPED := shared_contracts backend
+NOT_YET_TYPED := backend/(replay/|tracing/|server/(turn/|(chats|chat_handler|dispatch|errors|replay[a-z_]*|routes|services|tracing[a-z_]*|turn_service|ws)\.py))
 
 .PHONY: setup run serve test suite browser e2e lint schema contract bench soak browser-deps clean
 
@@ -33,7 +35,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy $(TYPED)
-	@! grep -rnE --include='*.py' 'type: ignore\[[^]]*\] *$$' $(TYPED) \
+	@! grep -rnE --include='*.py' 'type: ignore\[[^]]*\] *$$' $(TYPED) | grep -vE '^$(NOT_YET_TYPED)' \
 	  || { echo "each type: ignore says why: '# type: ignore[code]  # reason'"; exit 1; }
 
 # Browser tests run in their own pytest process (Playwright and pytest-asyncio clash).

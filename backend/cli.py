@@ -13,8 +13,18 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
+    import uvicorn
+
+    from backend.server.settings import Settings
+    from shared_contracts.graph import GraphStats
+    from shared_contracts.trace import AnyTraceEvent
+
+Command = Callable[[argparse.Namespace], int]
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
@@ -82,7 +92,8 @@ def _export_dotenv_provider_keys() -> None:
             os.environ.setdefault(name, value)
 
 
-def uvicorn_config(app, **extra):
+def uvicorn_config(app: Any, **extra: Any) -> uvicorn.Config:
+    """The project's uvicorn settings for an ASGI `app` (`extra`: more `Config` options)."""
     import uvicorn
 
     return uvicorn.Config(
@@ -174,7 +185,7 @@ def model_hint(model: str, detail: str) -> str:
     return "check LH_MODEL, the provider's key and its API base URL"
 
 
-def _warn_missing_keys(settings) -> None:
+def _warn_missing_keys(settings: Settings) -> None:
     models = {settings.model, settings.extractor_model, settings.auditor_model}
     for model in sorted(m for m in models | {settings.subagent_model} if m):
         missing = missing_provider_keys(model)
@@ -279,7 +290,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
     settings = load_settings()
     data_dir = existing_data_dir(settings.data_dir)
 
-    async def stats():  # reads only: a torn or corrupt tail stays for `verify` to report
+    # reads only: a torn or corrupt tail stays for `verify` to report
+    async def stats() -> GraphStats:
         return (await GraphReader(read_graph(data_dir)).snapshot()).stats
 
     s = anyio.run(stats)
@@ -373,7 +385,7 @@ def _recorded_turns(data_dir: Path, chat_id: str) -> list[int]:
     from backend.server.stores import build_stores
     from shared_contracts.trace import MarkEvent
 
-    async def read():
+    async def read() -> list[AnyTraceEvent]:
         return await build_stores(data_dir).traces.read(chat_id)
 
     events = anyio.run(read)
@@ -389,6 +401,7 @@ def _check_replay_args(args: argparse.Namespace, data_dir: Path) -> None:
         raise CliError("--model is the fork's teacher: use it with --from-turn N")
     if args.template and not Path(args.template).is_file():
         raise CliError(f"--template {args.template}: no such file")
+    turns: list[int] = []
     for chat_id in args.ids[1:] if diff else args.ids[:1]:
         turns = _recorded_turns(data_dir, chat_id)
         if not turns:
@@ -425,7 +438,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, summary: str, details: str, fn) -> argparse.ArgumentParser:
+    def command(name: str, summary: str, details: str, fn: Command) -> argparse.ArgumentParser:
         cmd = sub.add_parser(
             name,
             help=summary,
@@ -500,7 +513,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _logging("INFO" if args.command in ("serve", "run") else "WARNING")
     _export_dotenv_provider_keys()
     try:
-        return args.fn(args)
+        fn: Command = args.fn
+        return fn(args)
     except (CliError, SettingsError) as exc:
         print(f"harness {args.command}: {exc}", file=sys.stderr)
         return 2

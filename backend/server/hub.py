@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 import anyio
 import msgspec
+from litestar.types import Send
 
 from backend.server.tracing import NO_TRACE, Tracer
 from shared_contracts.frames import ServerFrame, TextDelta
@@ -52,14 +53,15 @@ class Connection:
         if self._wake is not None:
             self._wake.set()
 
-    async def drain(self, send: Callable[[dict], Awaitable[None]]) -> None:
+    async def drain(self, send: Send) -> None:
         """Send every queued frame in order, as ASGI `websocket.send` text events on `send`,
         until closed. Frames already queued go out back to back (no scheduling point
         between them beyond what `send` itself awaits): one wake-up per burst."""
         frames = self._frames
         while True:
             while frames:
-                await send({"type": "websocket.send", "text": frames.popleft()})
+                event = {"type": "websocket.send", "text": frames.popleft()}
+                await send(event)  # type: ignore[arg-type]  # ASGI: `bytes` may be absent
             if self.closed:
                 return
             self._wake = wake = anyio.Event()

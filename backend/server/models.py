@@ -9,6 +9,7 @@ from __future__ import annotations
 from backend.agent.extraction.auditor import create_auditor
 from backend.agent.extraction.extractor import create_extractor
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
+from backend.agent.extraction.stages import Auditor, Extractor
 from backend.agent.jobs.base import SubAgent
 from backend.agent.jobs.demo_builder import create_demo_builder
 from backend.agent.jobs.offline import offline_subagents
@@ -17,6 +18,7 @@ from backend.agent.jobs.visual_maker import create_visual_maker
 from backend.agent.litellm_model import LitellmChatModel
 from backend.core.ports import ChatModel
 from backend.server.settings import Settings
+from shared_contracts.jobs import JobKind
 
 
 def build_teacher_model(settings: Settings) -> ChatModel:
@@ -27,14 +29,14 @@ def build_teacher_model(settings: Settings) -> ChatModel:
     return OfflineTutor()
 
 
-def build_extraction_stages(settings: Settings):
+def build_extraction_stages(settings: Settings) -> tuple[Extractor, Auditor]:
     """(extractor, auditor) for the extraction pipeline."""
-    extractor = (
+    extractor: Extractor = (
         create_extractor(LitellmChatModel(settings.extractor_model))
         if settings.extractor_model
         else OfflineExtractor()
     )
-    auditor = (
+    auditor: Auditor = (
         create_auditor(LitellmChatModel(settings.auditor_model))
         if settings.auditor_model
         else OfflineAuditor()
@@ -42,9 +44,9 @@ def build_extraction_stages(settings: Settings):
     return extractor, auditor
 
 
-def build_subagents(settings: Settings) -> dict[str, SubAgent]:
+def build_subagents(settings: Settings) -> dict[JobKind, SubAgent]:
     if not settings.subagent_model:
-        return dict(offline_subagents())
+        return offline_subagents()
     model = LitellmChatModel(settings.subagent_model)
     return {
         "research": create_researcher(model),

@@ -28,7 +28,7 @@ def msgspec_components() -> dict[str, Any]:
 
 
 class MsgspecComponents(JsonRenderPlugin):
-    def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
         components = dict(openapi_schema.get("components", {}))
         components["schemas"] = {**components.get("schemas", {}), **msgspec_components()}
         return msgspec.json.encode({**openapi_schema, "components": components})

@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from typing import Any
 from urllib.parse import urlsplit
 
 from litestar.connection import ASGIConnection
+from litestar.enums import ScopeType
 from litestar.exceptions import NotAuthorizedException, WebSocketException
 from litestar.handlers import BaseRouteHandler
 
 from backend.server.settings import Settings
 
+Connection = ASGIConnection[Any, Any, Any, Any]
+"""Any request or WebSocket (the guards read only its scope, query and app state)."""
 
-def _header(connection: ASGIConnection, name: bytes) -> str | None:
+
+def _header(connection: Connection, name: bytes) -> str | None:
     """A request header, read from the raw ASGI scope: `connection.headers` would build a
     parsed copy that stays cached with the connection (~1.5 KB an open WebSocket)."""
     for key, value in connection.scope.get("headers", ()):
@@ -30,16 +35,16 @@ def _header(connection: ASGIConnection, name: bytes) -> str | None:
     return None
 
 
-def _presented_token(connection: ASGIConnection) -> str | None:
+def _presented_token(connection: Connection) -> str | None:
     header = _header(connection, b"authorization") or ""
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    if connection.scope["type"] == "websocket":
+    if connection.scope["type"] == ScopeType.WEBSOCKET:
         return connection.query_params.get("token")
     return None
 
 
-def token_ok(settings: Settings, connection: ASGIConnection) -> bool:
+def token_ok(settings: Settings, connection: Connection) -> bool:
     if not settings.api_token:
         return True
     presented = _presented_token(connection)
@@ -48,7 +53,7 @@ def token_ok(settings: Settings, connection: ASGIConnection) -> bool:
     )
 
 
-def _is_loopback(connection: ASGIConnection) -> bool:
+def _is_loopback(connection: Connection) -> bool:
     client = connection.scope.get("client")
     if not client:
         return False
@@ -58,7 +63,7 @@ def _is_loopback(connection: ASGIConnection) -> bool:
         return client[0] in {"testclient", "localhost"}
 
 
-def origin_ok(settings: Settings, connection: ASGIConnection) -> bool:
+def origin_ok(settings: Settings, connection: Connection) -> bool:
     origin = _header(connection, b"origin")
     if origin is None:
         return _is_loopback(connection) or bool(settings.api_token)
@@ -69,10 +74,10 @@ def origin_ok(settings: Settings, connection: ASGIConnection) -> bool:
     return bool(host) and parts.scheme in {"http", "https"} and parts.netloc == host
 
 
-def auth_guard(connection: ASGIConnection, _: BaseRouteHandler) -> None:
+def auth_guard(connection: Connection, _: BaseRouteHandler) -> None:
     settings: Settings = connection.app.state.settings
     ok = token_ok(settings, connection)
-    if connection.scope["type"] == "websocket":
+    if connection.scope["type"] == ScopeType.WEBSOCKET:
         if not ok:
             raise WebSocketException(detail="missing or wrong token", code=4401)
         if not origin_ok(settings, connection):

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import IO, Any
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """Where `rxconfig.py` lives: `reflex` must run from here."""
@@ -61,7 +62,7 @@ def ui_command(
     return argv, env
 
 
-class UiProcess(subprocess.Popen):
+class UiProcess(subprocess.Popen[bytes]):
     """The UI's process; `terminate`/`kill` signal its whole group (Reflex spawns workers)."""
 
     def send_signal(self, sig: int) -> None:
@@ -85,8 +86,9 @@ def start_ui(
     host: str = LOOPBACK,
     api_token: str | None = None,
     cwd: Path = PROJECT_ROOT,
-    **popen: object,
+    stdout: int | IO[Any] | None = None,
+    stderr: int | IO[Any] | None = None,
 ) -> UiProcess:
     """Starts the UI in its own process group; `terminate()` stops the whole group."""
     argv, env = ui_command(api_url, ui_port, host, api_token)
-    return UiProcess(argv, cwd=cwd, env=env, start_new_session=True, **popen)  # type: ignore[arg-type]
+    return UiProcess(argv, cwd=cwd, env=env, start_new_session=True, stdout=stdout, stderr=stderr)
