@@ -14,7 +14,7 @@ export REFLEX_TELEMETRY_ENABLED := false
 TYPED := shared_contracts backend
 NOT_YET_TYPED := backend/(replay/|tracing/|server/(turn/|(chats|chat_handler|dispatch|errors|replay[a-z_]*|routes|services|tracing[a-z_]*|turn_service|ws)\.py))
 
-.PHONY: setup run serve test suite browser e2e lint schema contract bench soak browser-deps clean
+.PHONY: setup run serve test suite browser e2e lint schema contract bench pedagogy soak browser-deps clean
 
 setup: $(STAMP)
 
@@ -64,6 +64,10 @@ contract: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+# Simulated learners on a real `harness serve` (bench/README.md); not part of `make test`.
+pedagogy: setup
+	$(BIN)/python -m bench.pedagogy
 
 soak: setup
 	$(BIN)/python -m pytest -q -s -m soak tests
