@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from shared_contracts.frames import ErrorFrame, ServerFrame, TextDelta
 from ui.api import chat_status
-from ui.room import Connection
+from ui.model.room import Connection
 from ui.settings import WS_MAX_SIZE, auth_headers, ws_url
 
 log = logging.getLogger("ui.link")

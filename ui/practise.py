@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from ui.graph_view import clip as shorten
-from ui.room import Room
+from ui.model.graph_view import clip as shorten
+from ui.model.room import Room
 
 TITLE_PREFIX = "Practise: "
 LEARN_TITLE_PREFIX = "Learn: "

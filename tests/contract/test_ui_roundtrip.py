@@ -32,7 +32,8 @@ from tests.contract.frame_strategies import instances
 from tests.contract.live import LiveServer, live_server
 from tests.contract.test_ws_frames import InstantModel
 from ui import api as ui_api
-from ui import link, room
+from ui import link
+from ui.model import room
 
 SERVER_FRAME_TYPES: tuple[type, ...] = get_args(ServerFrame)
 UI_DIR = Path(__file__).resolve().parents[2] / "ui"

@@ -12,7 +12,7 @@ from playwright.async_api import Page, expect
 
 from bench.synthetic import Sizes, build_graph_dir, chat_record, write_chats
 from tests.e2e.conftest import Servers
-from ui.graph_view import DRAW_LIMIT
+from ui.model.graph_layout import DRAW_LIMIT
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ from playwright.async_api import Page, expect
 
 from tests.e2e.conftest import Servers
 from tests.lesson_driver import take_lesson
-from ui.graph_view import NODE_WIDTH
+from ui.model.graph_layout import NODE_WIDTH
 
 pytestmark = pytest.mark.browser
 

@@ -20,7 +20,7 @@ from shared_contracts.trace import (
     PromptEvent,
 )
 from tests.ui.state_doubles import substate
-from ui.graph_view import NodeDetail
+from ui.model.graph_view import NodeDetail
 from ui.state.home_state import HomeState
 
 pytestmark = pytest.mark.browser

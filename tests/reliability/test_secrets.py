@@ -1,7 +1,7 @@
 """Item 6: every quiz carries unique canary keys (accepted answers, explanations, a numeric
 answer); before that quiz is answered no canary form (raw, lower-cased, JSON-escaped,
 base64) appears in any WebSocket frame, learner-facing HTTP body, log line, or the UI's
-reduced room state (`ui.room.apply_frame`, what the Reflex state holds)."""
+reduced room state (`ui.model.room.apply_frame`, what the Reflex state holds)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from shared_contracts.frames import ServerFrame, TextDelta, TurnFinished, Verdic
 from tests.fakes import ScriptedModel, text_reply, tool_reply
 from tests.reliability.canaries import canary, forms, leaked
 from tests.reliability.figures import table
-from ui.room import Room, apply_frame
+from ui.model.room import Room, apply_frame
 
 FRAMES = msgspec.json.Decoder(ServerFrame)
 NUMERIC_KEY = 48213.90571

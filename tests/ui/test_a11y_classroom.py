@@ -12,11 +12,13 @@ from shared_contracts.frames import ErrorFrame, JobFrame, Question, ToolCall, Tu
 from shared_contracts.questions import PublicChoice, PublicQuestion
 from tests.ui.samples import MC, demo_job
 from tests.ui.test_room_state import substate
+from ui.components import question_dock, room_header
 from ui.components.chat_items import chat_item
 from ui.components.plan_panel import plan_panel
+from ui.model.conversation import chat_items
+from ui.model.render import dock
+from ui.model.room import Room, apply_frames
 from ui.pages import classroom
-from ui.render import chat_items, dock
-from ui.room import Room, apply_frames
 from ui.state.room_state import RoomState
 
 
@@ -60,26 +62,26 @@ def test_option_cards_are_named_in_words_not_left_to_katex():
     options = [PublicChoice(id="a", text="$\\frac{3}{4}$"), PublicChoice(id="b", text="half")]
     question = PublicQuestion(kind="multiple_choice", prompt="1/4 + 1/2?", options=options)
     room = apply_frames(Room(), [Question(tool_call_id="call_mc", question=question)])
-    assert [o.label for o in dock(room)["q_options"]] == ["3/4", "half"]
+    assert [o.label for o in dock(room).options] == ["3/4", "half"]
 
 
 def test_the_verdict_status_region_is_there_before_the_first_verdict():
-    rendered = str(classroom.verdict_card())
-    assert rendered.index('role:"status"') < rendered.index("v_visible")
+    rendered = str(question_dock.verdict_card())
+    assert rendered.index('role:"status"') < rendered.index('["visible"]')
 
 
 def test_the_conversation_is_a_log_that_is_busy_while_the_tutor_writes():
     rendered = str(classroom.classroom())
     conversation = rendered[rendered.index('id:"conversation"') - 400 :]
     assert 'role:"log"' in conversation[:600]
-    assert '"aria-busy":' + str(RoomState.turn_running) in conversation[:600]
+    assert '"aria-busy":' + str(RoomState.status.turn_running) in conversation[:600]
 
 
 def test_icon_only_buttons_and_the_dock_controls_are_named():
-    header = str(classroom.header())
+    header = str(room_header.header())
     assert '"aria-label":"Plan"' in header and '"aria-expanded":' in header
     assert '"aria-label":"Switch light or dark theme"' in header
-    controls = str(classroom.answer_control()) + str(classroom.confidence_control())
+    controls = str(question_dock.answer_control()) + str(question_dock.confidence_control())
     assert controls.count('"aria-labelledby":"question-prompt"') == 4  # 3 fields + the cards
     assert '"aria-labelledby":"confidence-label"' in controls
     assert '"aria-label":"Suggested answers"' in controls

@@ -10,19 +10,13 @@ from shared_contracts.graph import GraphEdge, GraphNode
 from tests.ui.state_doubles import substate
 from tests.ui.test_a11y_classroom import focus_target, ref
 from tests.ui.test_unseen_nodes import SNAP
+from ui.components.graph_canvas import filters, graph_canvas, skip_graph
+from ui.components.home_header import empty_state, load_failed_state, notices
 from ui.components.legend import legend
-from ui.graph_view import flow_edges, flow_nodes
-from ui.pages.home import (
-    empty_state,
-    filters,
-    graph_canvas,
-    home,
-    load_failed_state,
-    node_panel,
-    notices,
-    sessions_panel,
-    skip_graph,
-)
+from ui.components.node_panel import node_panel
+from ui.components.sessions_panel import sessions_panel
+from ui.model.graph_layout import flow_edges, flow_nodes
+from ui.pages.home import home
 from ui.state.home_state import GRAPH_ID, NOTICES_ID, SIDE_PANEL_ID, HomeState
 
 

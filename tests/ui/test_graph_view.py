@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot, Probe
 from tests.ui.samples import AT
-from ui.graph_view import (
-    COLUMN_WIDTH,
-    counts,
-    detail,
-    filtered,
-    flow_edges,
-    flow_nodes,
-    layers,
-    sessions,
-)
+from ui.model.graph_layout import COLUMN_WIDTH, flow_edges, flow_nodes, layers
+from ui.model.graph_view import counts, detail, filtered, sessions
 
 
 def _node(node_id: str, state: str = "introduced", chats=("c1",), **extra) -> GraphNode:
@@ -131,7 +123,7 @@ def test_an_unprobed_detail_says_why_by_kind():
 
 
 def test_node_labels_show_inline_math_as_plain_text():
-    from ui.graph_view import plain_math
+    from ui.model.graph_view import plain_math
 
     assert plain_math(r"Add $\frac{1}{4} + \frac{1}{2}$") == "Add 1/4 + 1/2"
     assert plain_math(r"$\frac{1+2}{3}$ and $\frac{-1}{x - y}$") == "(1+2)/3 and -1/(x - y)"

@@ -9,7 +9,7 @@ from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot
 from tests.ui.samples import AT
 from tests.ui.state_doubles import FakeProxy, substate
 from ui import api
-from ui.graph_view import (
+from ui.model.graph_layout import (
     BLOCK_LIMIT,
     COLUMN_MAX_HEIGHT,
     DRAW_LIMIT,
@@ -18,13 +18,13 @@ from ui.graph_view import (
     NODE_WIDTH,
     READABLE_ZOOM,
     VIEW,
-    detail,
     fit_view_options,
     flow_edges,
     flow_nodes,
     label_lines,
     newest_blocks,
 )
+from ui.model.graph_view import detail
 from ui.state import home_state
 from ui.state.home_state import RECENT_CHATS, HomeState, new_note
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ui.mathdelims import normalise_math
+from ui.model.mathdelims import normalise_math
 
 
 @pytest.mark.parametrize(

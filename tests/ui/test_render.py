@@ -19,10 +19,11 @@ from shared_contracts.frames import (
 from shared_contracts.jobs import ChartSeries, ChartSpec, Visual
 from shared_contracts.tools import JobOutput
 from tests.ui.samples import AT, GRADED, PLAN, QUIZ_KEY, chat_view, demo_job, quiz_part
-from ui import render
-from ui.chart_svg import chart_svg
-from ui.render import CSP_META, chat_items, plan_rows, project
-from ui.room import Room, apply_frames, with_connection
+from ui.model import conversation
+from ui.model.chart_svg import chart_svg
+from ui.model.conversation import CSP_META, chat_items
+from ui.model.render import plan_rows, project
+from ui.model.room import Room, apply_frames, with_connection
 
 
 def _job_part(tool: str, job_id: str) -> ToolPart:
@@ -103,14 +104,14 @@ def test_plan_rows_are_depth_first_with_done_and_current():
 def test_project_shows_dock_status_and_offline_label():
     room = with_connection(apply_frames(Room(), [Snapshot(chat=chat_view())]), "connected")
     view = project(room)
-    assert view["q_visible"] and view["q_kind"] == "multiple_choice"
-    assert [o.id for o in view["q_options"]] == ["a", "b"]
-    assert view["tutor_label"] == "Offline tutor"
-    assert view["connection_label"] == "Connected"
+    assert view.dock.visible and view.dock.kind == "multiple_choice"
+    assert [o.id for o in view.dock.options] == ["a", "b"]
+    assert view.status.tutor_label == "Offline tutor"
+    assert view.status.connection_label == "Connected"
     online = project(
         apply_frames(Room(), [Snapshot(chat=chat_view(offline=False, model="openai/x"))])
     )
-    assert online["tutor_label"] == "openai/x"
+    assert online.status.tutor_label == "openai/x"
 
 
 def test_verdict_shown_in_the_dock_after_grading():
@@ -122,8 +123,12 @@ def test_verdict_shown_in_the_dock_after_grading():
         ],
     )
     view = project(room)
-    assert not view["q_visible"] and view["v_visible"]
-    assert (view["v_correct"], view["v_expected"], view["v_feedback"]) == (False, "1/2", "Halves.")
+    assert not view.dock.visible and view.verdict.visible
+    assert (view.verdict.correct, view.verdict.expected, view.verdict.feedback) == (
+        False,
+        "1/2",
+        "Halves.",
+    )
 
 
 def test_projection_never_copies_an_unanswered_quiz_key():
@@ -208,14 +213,14 @@ def test_earlier_turns_are_split_off_and_their_math_is_normalised_once():
     ]
     view = chat_view(messages=messages, pending_question=None)
     room = apply_frames(Room(), [Snapshot(chat=view)])
-    render.math_ready.cache_clear()
+    conversation.math_ready.cache_clear()
     first = project(room)
-    assert [i.text for i in first["items"]] == ["why?", "$x^7$"]
-    assert [i.text for i in first["turn_items"]] == ["and?", "$y^9$"]
+    assert [i.text for i in first.items] == ["why?", "$x^7$"]
+    assert [i.text for i in first.turn_items] == ["and?", "$y^9$"]
     streamed = apply_frames(room, [TextDelta(message_id="a2", delta=" more")])
     again = project(streamed)
-    assert again["items"] == first["items"]
-    assert again["turn_items"][-1].text == "$y^9$ more"
-    info = render.math_ready.cache_info()
+    assert again.items == first.items
+    assert again.turn_items[-1].text == "$y^9$ more"
+    info = conversation.math_ready.cache_info()
     assert info.hits >= 2 and info.misses == 2  # the earlier turn, normalised once
     assert info.currsize == 2  # the growing answer is not remembered frame by frame

@@ -31,8 +31,10 @@ from shared_contracts.trace import (
     ToolRunEvent,
 )
 from tests.ui.state_doubles import substate
-from ui import replay_view as rv
 from ui.api import ApiError
+from ui.model import replay_detail as rd
+from ui.model import replay_text as rx_text
+from ui.model import replay_timeline as rt
 from ui.state.replay_state import ReplayState, chat_id_from_replay_path, trace_problem
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -137,42 +139,42 @@ def sample_events() -> dict[type, AnyTraceEvent]:
 
 
 EVENTS = list(sample_events().values())
-ALL_KINDS = {k for k, _ in rv.KINDS}
+ALL_KINDS = {k for k, _ in rt.KINDS}
 
 
 def test_every_trace_variant_has_a_sample_a_row_and_a_detail():
     variants = set(get_args(AnyTraceEvent))
     assert set(sample_events()) == variants, "add a sample for the new trace event"
-    assert set(rv.ROWS) == variants
+    assert set(rt.ROWS) == variants
     for event in EVENTS:
-        item = rv.row(event)
+        item = rt.row(event)
         assert item.label and item.seq == event.seq and item.kind in ALL_KINDS
-        found = rv.detail(EVENTS, event.seq)
+        found = rd.detail(EVENTS, event.seq)
         assert found is not None and found.title == item.label and found.facts
 
 
 def test_timeline_is_ordered_by_seq_filtered_by_kind_and_headed_by_scope():
-    rows = rv.timeline(list(reversed(EVENTS)), ALL_KINDS)
+    rows = rt.timeline(list(reversed(EVENTS)), ALL_KINDS)
     assert [r.seq for r in rows] == sorted(e.seq for e in EVENTS)
     heads = [(r.seq, r.scope) for r in rows if r.scope_head]
     assert heads[:3] == [(0, "chat"), (1, "learner"), (2, "turn:1")]
     assert (8, "job:job-1") in heads and (9, "turn:1") in heads  # a scope run resumes
-    only_models = rv.timeline(EVENTS, {"model"})
+    only_models = rt.timeline(EVENTS, {"model"})
     assert [r.label for r in only_models] == ["turn:1/teacher#0"]
     assert only_models[0].scope_head
-    default = {r.kind for r in rv.timeline(EVENTS, rv.DEFAULT_KINDS)}
+    default = {r.kind for r in rt.timeline(EVENTS, rt.DEFAULT_KINDS)}
     assert "outbound" not in default and "sync" not in default and "model" in default
 
 
 def test_chips_count_every_event_once():
-    chips = rv.chips(EVENTS, {"model"})
+    chips = rt.chips(EVENTS, {"model"})
     assert sum(c.count for c in chips) == len(EVENTS)
     assert [c.key for c in chips if c.active] == ["model"]
     assert {c.key: c.count for c in chips}["sync"] == 2  # the clock and the id
 
 
 def test_model_call_detail_shows_the_prompt_with_graph_context_split_out():
-    found = rv.detail(EVENTS, 5)
+    found = rd.detail(EVENTS, 5)
     assert found is not None and found.has_prompt
     assert found.prompt_context == CONTEXT
     assert found.prompt_before + found.prompt_context + found.prompt_after == SYSTEM
@@ -190,18 +192,18 @@ def test_model_call_detail_shows_the_prompt_with_graph_context_split_out():
 
 
 def test_prompt_without_context_is_not_highlighted():
-    assert rv.split_prompt("plain", "") == ("plain", "", "")
-    assert rv.split_prompt("plain", "missing block") == ("plain", "", "")
+    assert rx_text.split_prompt("plain", "") == ("plain", "", "")
+    assert rx_text.split_prompt("plain", "missing block") == ("plain", "", "")
 
 
 def test_tool_run_detail_has_io_and_the_plan_as_of_then():
-    found = rv.detail(EVENTS, 6)
+    found = rd.detail(EVENTS, 6)
     assert found is not None
     titles = [b.title for b in found.blocks]
     assert titles == ["Raw arguments", "Output", "Plan before", "Plan after"]
     assert [r.title for r in found.plan] == ["Halves"] and found.plan_goal == "Fractions"
     assert found.plan_note == "as of tool run #6"
-    before = rv.detail(EVENTS, 5)
+    before = rd.detail(EVENTS, 5)
     assert before is not None and before.plan == [] and before.plan_note == "no plan yet"
 
 
@@ -216,14 +218,14 @@ def test_plan_as_of_takes_the_latest_plan_after_before_the_event():
         plan_after=_plan(PLAN_2),
     )
     events = [*EVENTS, later]
-    assert rv.plan_as_of(events, 19) == (PLAN_1, 6)
-    assert rv.plan_as_of(events, 20) == (PLAN_2, 20)
+    assert rd.plan_as_of(events, 19) == (PLAN_1, 6)
+    assert rd.plan_as_of(events, 20) == (PLAN_2, 20)
     broken = msgspec.structs.replace(later, seq=21, plan_after="{not json")
-    assert rv.plan_as_of([*events, broken], 30) == (PLAN_2, 20)
+    assert rd.plan_as_of([*events, broken], 30) == (PLAN_2, 20)
 
 
 def test_extraction_detail_lists_audit_drops_and_graph_hashes():
-    found = rv.detail(EVENTS, 11)
+    found = rd.detail(EVENTS, 11)
     assert found is not None
     facts = {f.label: f.value for f in found.facts}
     assert facts["Graph hash before"] == "g0" and facts["Graph hash after"] == "g1"
@@ -237,25 +239,25 @@ def test_failures_are_flagged_and_missing_events_have_no_detail():
     bad = ToolRunEvent(
         seq=30, turn=1, tool_call_id="c", tool_name="quiz", raw_args="{", parsed=False
     )
-    assert rv.row(bad).flag == "error"
-    assert rv.detail(EVENTS, 999) is None
+    assert rt.row(bad).flag == "error"
+    assert rd.detail(EVENTS, 999) is None
 
 
 def test_long_text_is_clipped_with_a_note():
-    assert rv.clip("x" * 10, 4) == "xxxx\n… (6 more characters)"
-    assert rv.pretty("not json") == "not json"
-    assert rv.pretty('{"a":1}') == '{\n  "a": 1\n}'
+    assert rx_text.clip("x" * 10, 4) == "xxxx\n… (6 more characters)"
+    assert rx_text.pretty("not json") == "not json"
+    assert rx_text.pretty('{"a":1}') == '{\n  "a": 1\n}'
 
 
 @pytest.mark.parametrize("golden", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
 def test_every_event_of_a_golden_session_projects(golden: str):
     trace = next((GOLDEN / golden / "traces").glob("*.jsonl")).read_bytes()
     events = msgspec.json.Decoder(AnyTraceEvent).decode_lines(trace)
-    rows = rv.timeline(events, ALL_KINDS)
+    rows = rt.timeline(events, ALL_KINDS)
     assert len(rows) == len(events)
     for event in events:
         if isinstance(event, (ModelCallEvent, ToolRunEvent, ExtractionEvent, PromptEvent)):
-            assert rv.detail(events, event.seq) is not None
+            assert rd.detail(events, event.seq) is not None
     json.dumps(msgspec.to_builtins(rows))  # render vars serialise
 
 
@@ -267,8 +269,8 @@ def test_replay_state_filters_and_selects_without_leaking_raw_events():
     state = _state()
     state._show(EVENTS)
     assert state.title == "Halves" and state.problem == ""
-    assert {r.kind for r in state.rows} == set(rv.DEFAULT_KINDS) & {
-        rv.event_kind(e) for e in EVENTS
+    assert {r.kind for r in state.rows} == set(rt.DEFAULT_KINDS) & {
+        rt.event_kind(e) for e in EVENTS
     }
     state.toggle_kind("model")
     assert "model" not in {r.kind for r in state.rows}
@@ -297,9 +299,9 @@ def test_a_session_created_untitled_takes_its_title_from_the_first_message():
         turn=0,
         frame='{"type":"user_message","text":"  fractions\\n please"}',
     )
-    assert rv.session_title([created, said]) == "fractions please"
-    assert rv.session_title([created]) == UNTITLED
-    assert rv.session_title(EVENTS) == "Halves"  # a given title stays
+    assert rt.session_title([created, said]) == "fractions please"
+    assert rt.session_title([created]) == UNTITLED
+    assert rt.session_title(EVENTS) == "Halves"  # a given title stays
 
 
 def test_quiz_rows_say_what_was_asked_and_how_it_was_graded():
@@ -318,16 +320,16 @@ def test_quiz_rows_say_what_was_asked_and_how_it_was_graded():
     asked = QuizEvent(
         seq=3, turn=2, tool_call_id="q2", phase="issued", detail='{"prompt":"Examples?"}'
     )
-    assert rv.row(issued).sub == "q1 · Which gas?"
-    assert rv.row(graded).sub == "q1 · wrong"
-    assert rv.row(asked).sub == "q2 · Examples?"
-    assert rv.row(msgspec.structs.replace(graded, detail="{broken")).sub == "q1"
-    found = rv.detail([issued, graded, asked], 2)
+    assert rt.row(issued).sub == "q1 · Which gas?"
+    assert rt.row(graded).sub == "q1 · wrong"
+    assert rt.row(asked).sub == "q2 · Examples?"
+    assert rt.row(msgspec.structs.replace(graded, detail="{broken")).sub == "q1"
+    found = rd.detail([issued, graded, asked], 2)
     assert found is not None
     facts = {f.label: f.value for f in found.facts}
     assert facts["Verdict"] == "wrong" and facts["Expected"] == "b) Oxygen"
     assert facts["Given"] == "a) CO2" and facts["Answer"] == "a"
-    found = rv.detail([issued, graded, asked], 1)
+    found = rd.detail([issued, graded, asked], 1)
     assert found is not None
     assert {f.label: f.value for f in found.facts}["Question"] == "Which gas?"
 
@@ -336,7 +338,7 @@ def test_job_facts_follow_the_phase_and_a_failed_job_is_flagged():
     submitted = JobTraceEvent(
         seq=1, scope="turn:1", job_id="job-1", phase="submitted", turn=1, detail="call_9"
     )
-    found = rv.detail([submitted], 1)
+    found = rd.detail([submitted], 1)
     assert found is not None
     facts = {f.label: f.value for f in found.facts}
     assert facts["Submitted in turn"] == "1" and "Delivered into turn" not in facts
@@ -357,9 +359,9 @@ def test_job_facts_follow_the_phase_and_a_failed_job_is_flagged():
         phase="finished",
         detail=ENC.encode(failed).decode(),
     )
-    assert rv.row(finished).sub == "job-1 · research · failed"
-    assert rv.row(finished).flag == "error"
-    found = rv.detail([submitted, finished], 2)
+    assert rt.row(finished).sub == "job-1 · research · failed"
+    assert rt.row(finished).flag == "error"
+    found = rd.detail([submitted, finished], 2)
     assert found is not None
     assert {f.label: f.value for f in found.facts}["Status"] == "failed"
     assert [b.title for b in found.blocks] == ["Error", "Job record"]
@@ -367,10 +369,10 @@ def test_job_facts_follow_the_phase_and_a_failed_job_is_flagged():
 
 def test_a_cancelled_model_call_is_flagged_and_its_chunks_are_listed():
     call = sample_events()[ModelCallEvent]
-    assert rv.row(call).flag == ""
+    assert rt.row(call).flag == ""
     cancelled = msgspec.structs.replace(call, cancelled=True, response=None)
-    assert rv.row(cancelled).flag == "error" and rv.row(cancelled).sub.endswith("cancelled")
-    found = rv.detail([cancelled], cancelled.seq)
+    assert rt.row(cancelled).flag == "error" and rt.row(cancelled).sub.endswith("cancelled")
+    found = rd.detail([cancelled], cancelled.seq)
     assert found is not None
     assert {f.label: f.value for f in found.facts}["Cancelled"] == "yes, after 3 chunks"
     chunks = next(b for b in found.blocks if b.title.startswith("Streamed chunks (3)"))

@@ -20,7 +20,7 @@ from shared_contracts.frames import (
 )
 from shared_contracts.questions import PublicQuestion
 from tests.ui.samples import GRADED, MC, ONE_OF_EACH, chat_view, quiz_part
-from ui.room import (
+from ui.model.room import (
     HANDLERS,
     Room,
     answer_sent,

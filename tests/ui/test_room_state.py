@@ -23,7 +23,7 @@ from shared_contracts.frames import (
 from tests.ui.samples import AT, MC, ONE_OF_EACH, QUIZ_KEY, chat_view
 from tests.ui.state_doubles import FakeProxy, substate
 from ui import outbox
-from ui.room import Room, apply_frames
+from ui.model.room import Room, apply_frames
 from ui.state.home_state import HomeState
 from ui.state.room_state import ChatLogState, RoomState, chat_id_from_path
 
@@ -133,7 +133,7 @@ def test_send_without_a_socket_says_so():
     state.room_id = "nowhere"
     state.set_draft("hello")
     state.send_message()
-    assert "Not connected" in state.error and state.draft == "hello"
+    assert "Not connected" in state.status.error and state.draft == "hello"
 
 
 def test_submit_answer_sends_an_answer_frame_and_shows_checking():
@@ -150,7 +150,7 @@ def test_submit_answer_sends_an_answer_frame_and_shows_checking():
         state.submit_answer()
         frame = CLIENT.decode(queue.get_nowait())
         assert frame == Answer(tool_call_id="call_mc", answer="a", confidence=0.9)
-        assert state.q_checking and state.choice == ""
+        assert state.dock.checking and state.choice == ""
     finally:
         outbox.close_box(box, queue)
 
@@ -175,10 +175,12 @@ async def test_open_room_streams_a_real_socket_into_state(monkeypatch):
         task = asyncio.create_task(RoomState.open_room.fn(FakeProxy(state)))
         for _ in range(100):
             await asyncio.sleep(0.02)
-            if state.q_visible:
+            if state.dock.visible:
                 break
-        assert state.connection == "connected" and state.tutor_label == "Offline tutor"
-        assert state.q_prompt == "Which is bigger?" and state.plan_goal == "Fractions"
+        assert (
+            state.status.connection == "connected" and state.status.tutor_label == "Offline tutor"
+        )
+        assert state.dock.prompt == "Which is bigger?" and state.plan_goal == "Fractions"
         state.set_draft("hello")
         state.send_message()
         for _ in range(100):

@@ -14,6 +14,8 @@ from shared_contracts.questions import Verdict
 from shared_contracts.tools import GradedOutput
 from tests.ui.samples import AT, chat_view
 from tests.ui.state_doubles import substate
+from ui.model.conversation import chat_items
+from ui.model.room import Room, apply_frames, user_sent, with_connection
 from ui.practise import (
     ASK_CHARS,
     clean_ask,
@@ -23,8 +25,6 @@ from ui.practise import (
     ready_to_ask,
     shorten,
 )
-from ui.render import chat_items
-from ui.room import Room, apply_frames, user_sent, with_connection
 from ui.state.home_state import HomeState, chat_rows, search_nodes
 
 

@@ -9,9 +9,11 @@ from urllib.parse import parse_qs, urlsplit
 from shared_contracts.graph import Evidence, GraphEdge, GraphNode, GraphSnapshot
 from tests.ui.state_doubles import substate
 from ui import api
+from ui.components.graph_canvas import filters, graph_canvas
 from ui.components.legend import legend
-from ui.graph_view import STATE_STYLE, STATES, counts, detail, flow_nodes
-from ui.pages.home import filters, graph_canvas, node_panel
+from ui.components.node_panel import node_panel
+from ui.model.graph_layout import flow_nodes
+from ui.model.graph_view import STATE_STYLE, STATES, counts, detail
 from ui.practise import practise_ask, practise_href, practise_title
 from ui.state.home_state import HomeState
 

@@ -6,7 +6,7 @@ import reflex as rx
 
 from ui.components.hidden import VISUALLY_HIDDEN
 from ui.components.safe_markdown import safe_markdown
-from ui.render import ChatItem, SourceLink
+from ui.model.conversation import ChatItem, SourceLink
 
 
 @rx.memo

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ui.graph_view import StateCount
+from ui.model.graph_view import StateCount
 
 
 def state_badge(count: StateCount) -> rx.Component:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ui.render import PlanRow
+from ui.model.render import PlanRow
 
 
 def _row(row: PlanRow) -> rx.Component:

@@ -10,7 +10,8 @@ import reflex as rx
 
 from ui.components.panel import PANEL
 from ui.components.plan_panel import plan_panel
-from ui.replay_view import Block, Fact, KindChip, TimelineRow
+from ui.model.replay_parts import Block, Fact
+from ui.model.replay_timeline import KindChip, TimelineRow
 from ui.state.replay_state import ReplayState
 
 S = ReplayState

@@ -10,8 +10,9 @@ import reflex as rx
 
 from shared_contracts.chat import ChatSummary
 from shared_contracts.graph import GraphNode, GraphSnapshot
-from ui import api, graph_view
-from ui.graph_view import NodeDetail, SessionLink, StateCount
+from ui import api
+from ui.model import graph_layout, graph_view
+from ui.model.graph_view import NodeDetail, SessionLink, StateCount
 from ui.practise import practise_href, practise_title
 
 GRAPH_ID, SIDE_PANEL_ID, NOTICES_ID = "graph", "side-panel", "graph-notices"
@@ -99,7 +100,7 @@ class HomeState(rx.State):
     shown_total: int = 0
     """Nodes matching the filters and search."""
     drawn_total: int = 0
-    """Of those, the ones drawn: at most graph_view.DRAW_LIMIT, the newest sessions' blocks."""
+    """Of those, the ones drawn: at most graph_layout.DRAW_LIMIT, the newest sessions' blocks."""
     capped_note: str = ""
     """Why not every match is drawn and how to reach the rest ("" when all are)."""
     counts: rx.Field[list[StateCount]] = rx.field(default_factory=list)
@@ -150,12 +151,12 @@ class HomeState(rx.State):
         state = "" if self.filter_state == "all" else self.filter_state
         session = "" if self.filter_session == "all" else self.filter_session
         shown = search_nodes(graph_view.filtered(graph, state, session), self.search)
-        drawn, blocks = graph_view.newest_blocks(shown, self._session_ids)
-        self.nodes = graph_view.flow_nodes(
+        drawn, blocks = graph_layout.newest_blocks(shown, self._session_ids)
+        self.nodes = graph_layout.flow_nodes(
             drawn, graph.edges, self.highlight, self._session_ids, self._titles
         )
-        self.edges = graph_view.flow_edges(drawn, graph.edges)
-        self.fit_options = graph_view.fit_view_options(drawn, self.nodes, self._session_ids)
+        self.edges = graph_layout.flow_edges(drawn, graph.edges)
+        self.fit_options = graph_layout.fit_view_options(drawn, self.nodes, self._session_ids)
         self.shown_total = len(shown)
         self.drawn_total = len(drawn)
         self.capped_note = capped_note(len(shown), len(drawn), blocks, len(shown) < self.node_total)

@@ -8,8 +8,10 @@ import reflex as rx
 
 from shared_contracts.base import ID_PATTERN
 from shared_contracts.trace import AnyTraceEvent
-from ui import api, replay_view
-from ui.replay_view import EventDetail, KindChip, TimelineRow
+from ui import api
+from ui.model import replay_detail, replay_timeline
+from ui.model.replay_parts import EventDetail
+from ui.model.replay_timeline import KindChip, TimelineRow
 
 _ID = re.compile(ID_PATTERN)
 _PATH = re.compile(r"^/replay/([^/]+)/?$")
@@ -52,16 +54,16 @@ class ReplayState(rx.State):
     has_detail: bool = False
 
     _events: tuple[AnyTraceEvent, ...] = ()
-    _kinds: frozenset[str] = replay_view.DEFAULT_KINDS
+    _kinds: frozenset[str] = replay_timeline.DEFAULT_KINDS
 
     def _refresh(self) -> None:
-        self.rows = replay_view.timeline(self._events, self._kinds)
-        self.chips = replay_view.chips(self._events, self._kinds)
+        self.rows = replay_timeline.timeline(self._events, self._kinds)
+        self.chips = replay_timeline.chips(self._events, self._kinds)
 
     def _show(self, events: list[AnyTraceEvent]) -> None:
-        self._events = tuple(replay_view.ordered(events))
+        self._events = tuple(replay_timeline.ordered(events))
         self.total = len(events)
-        self.title = replay_view.session_title(self._events)
+        self.title = replay_timeline.session_title(self._events)
         self.problem = "" if events else "No trace was recorded for this session yet."
         self._refresh()
 
@@ -69,7 +71,7 @@ class ReplayState(rx.State):
         """Forgets the previous session's trace (the state outlives a page change)."""
         self.chat_id, self.title, self.total, self.exists = chat_id, "", 0, bool(chat_id)
         self.selected_seq, self.has_detail, self.detail = -1, False, EventDetail()
-        self._events, self._kinds = (), replay_view.DEFAULT_KINDS
+        self._events, self._kinds = (), replay_timeline.DEFAULT_KINDS
         self._refresh()
 
     @rx.event
@@ -98,13 +100,13 @@ class ReplayState(rx.State):
 
     @rx.event
     def show_all(self) -> None:
-        self._kinds = frozenset(k for k, _ in replay_view.KINDS)
+        self._kinds = frozenset(k for k, _ in replay_timeline.KINDS)
         self._refresh()
 
     @rx.event
     def select(self, seq: int) -> None:
         """Opens one event's detail on the right."""
-        found = replay_view.detail(self._events, seq)
+        found = replay_detail.detail(self._events, seq)
         self.has_detail = found is not None
         self.detail = found or EventDetail()
         self.selected_seq = seq if found is not None else -1

@@ -11,11 +11,13 @@ import reflex as rx
 
 from shared_contracts.base import ID_PATTERN
 from shared_contracts.frames import Abort, UserMessage
-from ui import api, outbox, practise, render
+from ui import api, outbox, practise
 from ui.answers import build_answer
 from ui.link import run_link
-from ui.render import ChatItem, OptionView, PlanRow
-from ui.room import (
+from ui.model import render
+from ui.model.conversation import ChatItem
+from ui.model.render import DockView, PlanRow, StatusView, VerdictView
+from ui.model.room import (
     Room,
     answer_sent,
     apply_frames,
@@ -36,8 +38,6 @@ ANSWER_CHOICES_ID = "answer-choices"
 composer (a multiple-choice group passes focus on to its picked or first card)."""
 
 ENCODER = msgspec.json.Encoder()
-LOG_VARS = frozenset({"items"})
-"""The projection's vars that live in `ChatLogState` (the rest are `RoomState`'s)."""
 _ID = re.compile(ID_PATTERN)
 _PATH = re.compile(r"^/chat/([^/]+)/?$")
 
@@ -49,16 +49,6 @@ def chat_id_from_path(path: str) -> str:
     return tail if _ID.match(tail) and "\n" not in tail else ""
 
 
-def _client_alive(token: str) -> bool:
-    """False once the browser tab behind `token` has disconnected (no token: unknown, alive)."""
-    if not token:
-        return True
-    from ui.app import app  # lazy: the app module imports the pages that import this state
-
-    namespace = app.event_namespace
-    return namespace is None or token in namespace.token_to_sid
-
-
 class RoomState(rx.State):
     """Public vars are the render projection of `_room`; nothing secret is ever public."""
 
@@ -67,25 +57,9 @@ class RoomState(rx.State):
     """The latest turn's blocks; the ones before it are `ChatLogState.items`."""
     plan_goal: str = ""
     plan: rx.Field[list[PlanRow]] = rx.field(default_factory=list)
-    q_visible: bool = False
-    q_id: str = ""
-    q_kind: str = ""
-    q_prompt: str = ""
-    q_unit: str = ""
-    q_options: rx.Field[list[OptionView]] = rx.field(default_factory=list)
-    q_checking: bool = False
-    v_visible: bool = False
-    v_correct: bool = False
-    v_expected: str = ""
-    v_feedback: str = ""
-    connection: str = "idle"
-    connection_label: str = "Not connected"
-    tutor_label: str = ""
-    title: str = ""
-    turn_running: bool = False
-    extracting: bool = False
-    graph_notice: str = ""
-    error: str = ""
+    dock: DockView = DockView()
+    verdict: VerdictView = VerdictView()
+    status: StatusView = StatusView()
 
     draft: str = ""
     choice: str = ""
@@ -99,25 +73,39 @@ class RoomState(rx.State):
     _sent: int = 0
 
     def _publish(self, room: Room) -> None:
-        """Stores the room and assigns only the public vars whose value changed."""
+        """Stores the room and assigns only the public vars whose value changed (an
+        assignment is a delta sent to the browser)."""
         self._room = room
+        view = render.project(room)
         log = self.get_substate([ChatLogState.get_name()])
-        for name, value in render.project(room).items():
-            target = log if name in LOG_VARS else self
-            if getattr(target, name) != value:
-                setattr(target, name, value)
+        if log.items != view.items:
+            log.items = view.items
+        if self.turn_items != view.turn_items:
+            self.turn_items = view.turn_items
+        if self.plan_goal != view.plan_goal:
+            self.plan_goal = view.plan_goal
+        if self.plan != view.plan:
+            self.plan = view.plan
+        if self.dock != view.dock:
+            self.dock = view.dock
+        if self.verdict != view.verdict:
+            self.verdict = view.verdict
+        if self.status != view.status:
+            self.status = view.status
 
     def _box(self) -> str:
         return outbox.key(self.router.session.client_token, self.room_id)
 
     @rx.event(background=True)
     async def open_room(self) -> None:
-        """on_load: (re)opens the socket for the chat in the URL and holds it until leave."""
+        """on_load: (re)opens the socket for the chat in the URL and holds it while the tab
+        shows this classroom. Reflex cancels a page's unfinished on_load work when its tab
+        disconnects or navigates away (the socket's task ends with it); a later open of
+        the room, or `leave`, ends the older link by generation."""
         async with self:
             chat_id = chat_id_from_path(self.router.url.path)
             self._generation += 1
             generation = self._generation
-            token = self.router.session.client_token
             self.room_id = chat_id
             self.draft = self.choice = self.answer_text = self.confidence = self.dock_hint = ""
             self._publish(Room(chat_id=chat_id))
@@ -132,7 +120,7 @@ class RoomState(rx.State):
         async def apply(frames: list[Any], connection: Any) -> bool:
             nonlocal ask
             async with self:
-                if self._generation != generation or not _client_alive(token):
+                if self._generation != generation:
                     return False
                 room = apply_frames(self._room, frames)
                 if connection is not None:
@@ -193,7 +181,7 @@ class RoomState(rx.State):
         text = self.draft.strip()
         if not text:
             return
-        if self.turn_running:
+        if self.status.turn_running:
             self._publish(with_error(self._room, "The tutor is still answering; wait a moment."))
             return
         self._sent += 1
@@ -208,17 +196,17 @@ class RoomState(rx.State):
 
     def _focus_here(self) -> rx.event.EventSpec:
         """Focus to where the learner acts next, so a keyboard user never lands on <body>."""
-        if not self.q_visible:
+        if not self.dock.visible:
             return rx.set_focus(COMPOSER_ID)
         return rx.set_focus(
-            ANSWER_CHOICES_ID if self.q_kind == "multiple_choice" else ANSWER_INPUT_ID
+            ANSWER_CHOICES_ID if self.dock.kind == "multiple_choice" else ANSWER_INPUT_ID
         )
 
     @rx.event
     def stop_turn(self) -> rx.event.EventSpec | None:
         """Asks the server to stop the running turn (`abort`); what was written is kept.
         Focus goes to the composer: the Stop button is about to give way to Send."""
-        if not self.turn_running:
+        if not self.status.turn_running:
             return None
         if not outbox.post(self._box(), ENCODER.encode(Abort())):
             self._publish(with_error(self._room, "Not connected; the tutor could not be stopped."))
@@ -250,9 +238,10 @@ class RoomState(rx.State):
     def submit_answer(self) -> None:
         """Sends the dock's answer as an `answer` frame; the server grades it. The dock's
         controls live in state, so the form passes no form data (none is read)."""
-        if not self.q_visible or self.q_checking:
+        dock = self.dock
+        if not dock.visible or dock.checking:
             return
-        frame = build_answer(self.q_id, self.q_kind, self.choice, self.answer_text, self.confidence)
+        frame = build_answer(dock.id, dock.kind, self.choice, self.answer_text, self.confidence)
         if isinstance(frame, str):
             self.dock_hint = frame
             return
@@ -260,7 +249,7 @@ class RoomState(rx.State):
             self.dock_hint = "Not connected; your answer was not sent. Try again in a moment."
             return
         self.choice = self.answer_text = self.dock_hint = ""
-        self._publish(answer_sent(self._room, self.q_id))
+        self._publish(answer_sent(self._room, dock.id))
 
     @rx.event
     def choices_key(self, key: str) -> None:
@@ -284,7 +273,7 @@ class RoomState(rx.State):
         """Runs the session-end extraction flush, then goes home to watch the graph grow."""
         async with self:
             chat_id = self.room_id
-            if not chat_id or self.extracting:
+            if not chat_id or self.status.extracting:
                 return
             self._publish(extraction_started(self._room))
         try:

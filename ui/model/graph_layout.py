@@ -15,14 +15,11 @@ taught in a later session than its dependant is the one case drawn right of or a
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from shared_contracts.graph import GraphEdge, GraphNode, GraphSnapshot
-from ui.mathdelims import normalise_math
+from shared_contracts.graph import GraphEdge, GraphNode
+from ui.model.graph_view import OUTLINED, STATE_STYLE, clip, plain_math
 
 COLUMN_WIDTH, NODE_WIDTH = 300, 240
 COLUMN_MAX_HEIGHT = 640
@@ -41,88 +38,13 @@ LINE_HEIGHT, NODE_CHROME = 20, 24
 LINE_CHARS = 26
 """Characters that fit a line of a NODE_WIDTH node (a little under, so estimates run tall)."""
 LABEL_CHARS = 140
+"""A longer statement is cut in its node's label; the side panel shows it whole."""
 DRAW_LIMIT = 200
 """The most nodes drawn at once: past this a months-long graph is a hairball that takes
 seconds to lay out, send and draw; the newest session blocks that fit are drawn instead."""
 BLOCK_LIMIT = 24
 """The most session blocks drawn at once: a search matching a node or two in each of
 hundreds of sessions would otherwise zoom out until no label can be read."""
-"""A longer statement is cut in its node's label; the side panel shows it whole."""
-STATES = ("verified", "introduced", "shaky", "misconception", "unseen")
-"""Legend and filter order: what the learner has shown first, what nobody checked last."""
-STATE_STYLE = {
-    # state: (label, icon, fill, border, text)
-    "verified": ("verified", "✓", "#d3f9d8", "#2f9e44", "#0b3d17"),
-    "introduced": ("introduced", "○", "#e7ecf2", "#64748b", "#1e293b"),
-    "shaky": ("shaky", "!", "#fff3bf", "#f08c00", "#4a3000"),
-    "misconception": ("misconception", "✗", "#ffe3e3", "#e03131", "#5c0a0a"),
-    # outline only: no fill, so theme colours keep the text readable in light and dark mode
-    "unseen": ("not yet seen", "?", "transparent", "var(--gray-9)", "var(--gray-12)"),
-}
-OUTLINED = frozenset({"unseen"})
-"""States drawn as an outline: a dashed border, no fill."""
-UNSEEN_NOTE = (
-    "Not yet seen: a session you took rests on this, but no session has taught or checked it yet."
-)
-SPEAKERS = {"learner": "You said", "answer": "Your answer", "teacher": "The teacher said"}
-"""Who an evidence quote is from, as the side panel names them."""
-
-
-@dataclasses.dataclass
-class StateCount:
-    state: str = ""
-    label: str = ""
-    icon: str = ""
-    colour: str = ""
-    outline: bool = False
-    """Drawn as a dashed ring with no fill, like the node itself."""
-    count: int = 0
-
-
-@dataclasses.dataclass
-class SessionLink:
-    id: str = ""
-    title: str = ""
-    """The chat's title, or its id when the chat list does not know it."""
-
-
-@dataclasses.dataclass
-class ProbeRow:
-    question: str = ""
-    answer: str = ""
-    verdict: str = ""
-    when: str = ""
-    session: str = ""
-    session_title: str = ""
-
-
-@dataclasses.dataclass
-class Quote:
-    text: str = ""
-    who: str = ""
-    """"You said", "Your answer" or "The teacher said"."""
-
-
-@dataclasses.dataclass
-class NodeDetail:
-    id: str = ""
-    statement: str = ""
-    kind: str = ""
-    state: str = ""
-    state_label: str = ""
-    icon: str = ""
-    colour: str = ""
-    sessions: list[SessionLink] = dataclasses.field(default_factory=list)
-    note: str = ""
-    """Why the node is in the graph, when its state alone does not say (not yet seen)."""
-    quotes: list[Quote] = dataclasses.field(default_factory=list)
-    probes: list[ProbeRow] = dataclasses.field(default_factory=list)
-    no_probes: str = ""
-    """What the probe history says when it is empty (a misconception is seen, not quizzed)."""
-    learn: bool = False
-    """Never taught: the panel's action is to learn it, not to practise it."""
-    action: str = ""
-    """The action's label: "Learn this" or "Practise this"."""
 
 
 def layers(nodes: list[GraphNode], edges: list[GraphEdge]) -> dict[str, int]:
@@ -158,46 +80,9 @@ def layers(nodes: list[GraphNode], edges: list[GraphEdge]) -> dict[str, int]:
     return depth
 
 
-def filtered(snapshot: GraphSnapshot, state: str, session: str) -> list[GraphNode]:
-    """Nodes matching a state ("" = all) and a session ("" = all)."""
-    return [
-        n
-        for n in snapshot.nodes
-        if (not state or n.state == state) and (not session or session in n.sessions)
-    ]
-
-
 REQUIRES_LABEL = "needed for"
 EDGE_NAME_CHARS = 60
 """How much of each end's statement an edge's spoken name quotes."""
-
-
-_FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
-_SYMBOLS = {r"\times": "×", r"\cdot": "·", r"\div": "÷", r"\le": "≤", r"\ge": "≥", r"\ne": "≠"}
-
-
-def plain_math(text: str) -> str:
-    """Inline math as plain text for labels React Flow cannot typeset: $\\frac{1}{2}$ → 1/2."""
-    text = _FRACTION.sub(lambda m: f"{_operand(m[1])}/{_operand(m[2])}", text)
-    for command, symbol in _SYMBOLS.items():
-        text = re.sub(re.escape(command) + r"(?![A-Za-z])", symbol, text)
-    return text.replace("$$", "").replace("$", "")
-
-
-def _operand(term: str) -> str:
-    """A fraction's top or bottom, bracketed when it is more than one term: 1+2 → (1+2)."""
-    term = term.strip()
-    return f"({term})" if re.search(r"[-+\s]", term.lstrip("-")) else term
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` on one line, cut at a word with "…" when longer than `limit`."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.") + "…"
 
 
 def node_label(node: GraphNode, new: bool = False) -> str:
@@ -462,97 +347,3 @@ def flow_edges(nodes: list[GraphNode], edges: list[GraphEdge]) -> list[dict[str,
             item["markerEnd"] = {"type": "arrowclosed", "color": "#64748b"}
         out.append(item)
     return out
-
-
-def counts(snapshot: GraphSnapshot) -> list[StateCount]:
-    """Nodes per derived state, in legend order (every state, zeros included)."""
-    tally = dict.fromkeys(STATES, 0)
-    for node in snapshot.nodes:
-        tally[node.state] = tally.get(node.state, 0) + 1
-    return [
-        StateCount(
-            state=s,
-            label=STATE_STYLE[s][0],
-            icon=STATE_STYLE[s][1],
-            colour=STATE_STYLE[s][3],
-            outline=s in OUTLINED,
-            count=tally[s],
-        )
-        for s in STATES
-    ]
-
-
-def sessions(snapshot: GraphSnapshot) -> list[str]:
-    """Every chat id that contributed a node, first seen first."""
-    seen: dict[str, None] = {}
-    for session in snapshot.sessions:
-        seen.setdefault(session.chat_id, None)
-    for node in snapshot.nodes:
-        for chat_id in node.sessions:
-            seen.setdefault(chat_id, None)
-    return list(seen)
-
-
-def when(at: datetime | None) -> str:
-    return at.strftime("%Y-%m-%d %H:%M") if at else ""
-
-
-def verdict_label(correct: bool | None) -> str:
-    if correct is None:
-        return "answered"
-    return "✓ right" if correct else "✗ wrong"
-
-
-def session_links(chat_ids: Sequence[str], titles: Mapping[str, str]) -> list[SessionLink]:
-    """Chat ids as the learner knows them: by title."""
-    return [SessionLink(id=c, title=titles.get(c) or c) for c in chat_ids]
-
-
-def detail(
-    snapshot: GraphSnapshot, node_id: str, titles: Mapping[str, str] | None = None
-) -> NodeDetail | None:
-    """The side panel for one node: statement, state, evidence and probe history.
-
-    `titles` names sessions (chat id → title); a quote recorded twice shows once."""
-    titles = titles or {}
-    node = next((n for n in snapshot.nodes if n.id == node_id), None)
-    if node is None:
-        return None
-    label, icon, _, border, _ = STATE_STYLE[node.state]
-    unseen = node.state == "unseen"
-    quotes: dict[str, Quote] = {}
-    for evidence in node.evidence:
-        text = normalise_math(evidence.quote)
-        quotes.setdefault(text, Quote(text, SPEAKERS[evidence.speaker]))
-    if node.kind == "misconception":
-        no_probes = "Seen in the answer quoted above; questions check the idea it gets wrong."
-    elif unseen:
-        no_probes = "No questions yet: learn it first, then a question can check it."
-    else:
-        no_probes = "Not checked by a question yet."
-    return NodeDetail(
-        id=node.id,
-        statement=normalise_math(node.statement),
-        kind=node.kind,
-        state=node.state,
-        state_label=label,
-        icon=icon,
-        colour=border,
-        sessions=session_links(node.sessions, titles),
-        note=UNSEEN_NOTE if unseen else "",
-        quotes=list(quotes.values()),
-        probes=[
-            ProbeRow(
-                question=normalise_math(p.question),
-                answer=normalise_math(p.answer),
-                verdict=verdict_label(p.correct),
-                when=when(p.at),
-                session=p.chat_id,
-                session_title=titles.get(p.chat_id) or p.chat_id,
-            )
-            for p in sorted(node.probes, key=lambda p: p.at, reverse=True)
-        ],
-        no_probes=no_probes,
-        learn=unseen,
-        action="Learn this" if unseen else "Practise this",
-    )

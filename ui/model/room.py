@@ -2,7 +2,7 @@
 
 `Room` is what the UI knows about one open chat. It is built only from server frames and
 the learner's own actions, so it never holds more than the API chose to show. Render
-projections (`ui.render`) turn it into the public state vars.
+projections (`ui.model.render`) turn it into the public state vars.
 """
 
 from __future__ import annotations

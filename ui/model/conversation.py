@@ -1,4 +1,5 @@
-"""Projection of a `Room` into flat, render-ready values (the public state vars).
+"""The classroom's conversation as render blocks: text, asked questions with their
+verdicts, and job cards (research notes, demos, diagrams).
 
 Only what the page shows leaves this module: tool inputs are never copied wholesale
 (a quiz part's input can hold its key), only the prompt and suggestions are.
@@ -13,12 +14,10 @@ from typing import Any
 
 from shared_contracts.chat import TextPart, ToolPart
 from shared_contracts.jobs import DemoPage, Job, ResearchNote, Visual
-from shared_contracts.plan import PlanTree
 from shared_contracts.tools import GradedOutput, JobOutput, ReplyOutput
-from ui.chart_svg import chart_svg
-from ui.graph_view import plain_math
-from ui.mathdelims import normalise_math
-from ui.room import Room
+from ui.model.chart_svg import chart_svg
+from ui.model.mathdelims import normalise_math
+from ui.model.room import Room
 
 CSP_META = (
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
@@ -74,26 +73,6 @@ class ChatItem:
     image_uri: str = ""
     caption: str = ""
     error: str = ""
-
-
-@dataclasses.dataclass
-class PlanRow:
-    id: str = ""
-    title: str = ""
-    summary: str = ""
-    depth: int = 0
-    indent: str = "0px"
-    status: str = "pending"
-    done: bool = False
-    current: bool = False
-
-
-@dataclasses.dataclass
-class OptionView:
-    id: str = ""
-    text: str = ""
-    label: str = ""
-    """`text` as plain words for a screen reader (a radio card's name; KaTeX gives none)."""
 
 
 def answer_text(answer: Any) -> str:
@@ -230,107 +209,3 @@ def chat_items(room: Room, start: int = 0, stop: int | None = None) -> list[Chat
             if item is not None:
                 items.append(item)
     return items
-
-
-def plan_rows(plan: PlanTree | None) -> list[PlanRow]:
-    """The plan tree flattened depth-first (parents before children), with indents."""
-    if plan is None:
-        return []
-    known = {n.id for n in plan.nodes}
-    children: dict[str | None, list] = {}
-    for node in plan.nodes:
-        parent = node.parent if node.parent in known else None
-        children.setdefault(parent, []).append(node)
-    rows: list[PlanRow] = []
-    seen: set[str] = set()
-
-    def walk(parent: str | None, depth: int) -> None:
-        for node in children.get(parent, []):
-            if node.id in seen:
-                continue
-            seen.add(node.id)
-            rows.append(
-                PlanRow(
-                    id=node.id,
-                    title=node.title,
-                    summary=node.summary,
-                    depth=depth,
-                    indent=f"{depth * 16}px",
-                    status=node.status,
-                    done=node.status == "done",
-                    current=node.id == plan.current or node.status == "active",
-                )
-            )
-            walk(node.id, depth + 1)
-
-    walk(None, 0)
-    return rows
-
-
-def dock(room: Room) -> dict[str, Any]:
-    """The question dock's vars: the pending question (never a key) and the last verdict."""
-    pending = room.pending
-    verdict = room.last_verdict
-    out: dict[str, Any] = {
-        "q_visible": pending is not None,
-        "q_id": pending.tool_call_id if pending else "",
-        "q_kind": pending.question.kind if pending else "",
-        "q_prompt": math_ready(pending.question.prompt) if pending else "",
-        "q_unit": pending.question.unit if pending else "",
-        "q_options": [
-            OptionView(id=o.id, text=math_ready(o.text), label=plain_math(o.text))
-            for o in pending.question.options
-        ]
-        if pending
-        else [],
-        "q_checking": bool(pending and room.submitted == pending.tool_call_id),
-        "v_visible": verdict is not None,
-        "v_correct": bool(verdict and verdict.correct),
-        "v_expected": math_ready(verdict.expected) if verdict else "",
-        "v_feedback": math_ready(verdict.feedback) if verdict else "",
-    }
-    return out
-
-
-CONNECTION_LABELS = {
-    "idle": "Not connected",
-    "connecting": "Connecting…",
-    "connected": "Connected",
-    "reconnecting": "Reconnecting…",
-    "closed": "Disconnected",
-}
-
-
-def status(room: Room) -> dict[str, Any]:
-    """The status line: connection, tutor label, extraction and errors."""
-    if not room.loaded:
-        tutor = ""
-    elif room.offline:
-        tutor = "Offline tutor"
-    else:
-        tutor = room.model
-    return {
-        "connection": room.connection,
-        "connection_label": CONNECTION_LABELS[room.connection],
-        "tutor_label": tutor,
-        "title": room.title,
-        "turn_running": room.turn_running,
-        "extracting": room.extracting,
-        "graph_notice": room.graph_notice,
-        "error": room.errors[-1] if room.errors else "",
-    }
-
-
-def project(room: Room) -> dict[str, Any]:
-    """Every public classroom var, computed from the room."""
-    start = turn_start(room)
-    return {
-        # Two vars, in two states: a token changes only `turn_items`, so the browser is
-        # sent (and redraws) the latest turn, not the whole conversation, per frame.
-        "items": chat_items(room, stop=start),
-        "turn_items": chat_items(room, start=start),
-        "plan_goal": room.plan.goal if room.plan else "",
-        "plan": plan_rows(room.plan),
-        **dock(room),
-        **status(room),
-    }

@@ -1,0 +1,36 @@
+"""The classroom's conversation: earlier turns and the latest one, as a polite live log."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ui.components.chat_items import chat_item
+from ui.state.room_state import FOLLOW_ID, ChatLogState, RoomState
+
+S = RoomState
+Log = ChatLogState
+
+
+def conversation_log() -> rx.Component:
+    shown = Log.items.length() + S.turn_items.length()
+    return rx.vstack(
+        rx.cond(
+            shown == 0,
+            rx.text("Say hello, or tell the tutor what you want to learn.", color_scheme="gray"),
+        ),
+        # Earlier turns and the latest one read different states: a streamed token
+        # redraws the latest turn only.
+        rx.foreach(Log.items, chat_item),
+        rx.foreach(S.turn_items, chat_item),
+        # A chat opens at its latest message: this mounts with the first items.
+        rx.cond(shown > 0, rx.box(display="none", on_mount=rx.scroll_to(FOLLOW_ID))),
+        spacing="3",
+        width="100%",
+        id="conversation",
+        # A log is read out as it grows; busy while the tutor writes, so a screen
+        # reader reads the finished answer once instead of every streamed token.
+        role="log",
+        aria_live="polite",
+        aria_label="Conversation",
+        aria_busy=S.status.turn_running,
+    )

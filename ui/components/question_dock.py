@@ -1,0 +1,214 @@
+"""The question dock: the open question with its kind's control (option cards, a number
+field, a text field with suggestions), the confidence control and Submit; and the last
+verdict's card above it."""
+
+from __future__ import annotations
+
+import reflex as rx
+from reflex.components.radix.themes.components.radio_cards import RadioCardsRoot
+from reflex.event import key_event
+
+from ui.components.chat_items import verdict_line
+from ui.components.safe_markdown import safe_markdown
+from ui.model.render import OptionView
+from ui.state.room_state import ANSWER_CHOICES_ID, ANSWER_INPUT_ID, COMPOSER_ID, RoomState
+
+S = RoomState
+
+
+class OptionCards(RadioCardsRoot):
+    """Radix radio cards that report keys too (Reflex gives the root no key trigger)."""
+
+    on_key_down: rx.EventHandler[key_event]
+
+
+def _option(option: OptionView) -> rx.Component:
+    picked = S.choice == option.id
+    return rx.radio_cards.item(
+        rx.hstack(
+            # The pick is shown by a mark, not only by the card's accent border.
+            rx.cond(picked, rx.icon("circle-check", size=20), rx.icon("circle", size=20)),
+            safe_markdown(option.text),
+            align="center",
+            spacing="3",
+            width="100%",
+        ),
+        value=option.id,
+        # KaTeX gives a card no accessible name; the option's plain text is it.
+        aria_label=option.label,
+        justify_content="start",
+        # Options are read at a glance: larger than body text, so inline fractions are too.
+        style={"& .lh-markdown p": {"font_size": "var(--font-size-5)"}},
+        class_name="lh-option",
+    )
+
+
+def _chip(option: OptionView) -> rx.Component:
+    return rx.button(
+        option.text,
+        type="button",
+        variant="soft",
+        radius="full",
+        size="2",
+        on_click=S.use_suggestion(option.text),
+    )
+
+
+def _text_field(placeholder: str, **props: object) -> rx.Component:
+    """The dock's answer field (named by the question's prompt); Enter submits the form."""
+    return rx.input(
+        value=S.answer_text,
+        on_change=S.set_answer_text,
+        placeholder=placeholder,
+        auto_focus=True,
+        id=ANSWER_INPUT_ID,
+        aria_labelledby="question-prompt",
+        name="answer",
+        size="3",
+        width="100%",
+        **props,
+    )
+
+
+def _option_cards() -> rx.Component:
+    return OptionCards.create(
+        rx.foreach(S.dock.options, _option),
+        value=S.choice,
+        on_value_change=S.pick_choice,
+        columns=rx.breakpoints(initial="1", sm="2"),
+        width="100%",
+        id=ANSWER_CHOICES_ID,
+        aria_labelledby="question-prompt",
+        # The dock takes focus when a question opens, as the text kinds' fields do
+        # with autofocus: the group hands it to its picked or first card.
+        on_mount=rx.set_focus(ANSWER_CHOICES_ID),
+        on_key_down=S.choices_key,
+    )
+
+
+def _number_field() -> rx.Component:
+    return rx.hstack(
+        _text_field("a number, e.g. 0.5 or 1/2", input_mode="decimal"),
+        rx.cond(S.dock.unit != "", rx.text(S.dock.unit)),
+        width="100%",
+        align="center",
+    )
+
+
+def _suggested_field() -> rx.Component:
+    """A free-form question: its suggested answers as chips above the text field."""
+    return rx.vstack(
+        rx.hstack(
+            rx.foreach(S.dock.options, _chip),
+            wrap="wrap",
+            spacing="2",
+            role="group",
+            aria_label="Suggested answers",
+        ),
+        _text_field("Your answer"),
+        width="100%",
+    )
+
+
+def answer_control() -> rx.Component:
+    return rx.match(
+        S.dock.kind,
+        ("multiple_choice", _option_cards()),
+        ("numeric", _number_field()),
+        ("ask_user", _suggested_field()),
+        _text_field("Your answer"),
+    )
+
+
+def confidence_control() -> rx.Component:
+    return rx.hstack(
+        rx.text("How sure are you?", size="2", id="confidence-label"),
+        rx.segmented_control.root(
+            rx.segmented_control.item("Not said", value="unsaid"),
+            rx.segmented_control.item("Guessing", value="25"),
+            rx.segmented_control.item("Fairly", value="60"),
+            rx.segmented_control.item("Sure", value="90"),
+            value=rx.cond(S.confidence == "", "unsaid", S.confidence),
+            on_change=S.set_confidence,
+            size="1",
+            aria_labelledby="confidence-label",
+        ),
+        align="center",
+        wrap="wrap",
+    )
+
+
+def verdict_card() -> rx.Component:
+    """In a status region that is always there: a live region announces what changes inside
+    it, not a region that arrives already filled (the first verdict was not read out)."""
+    return rx.box(
+        rx.cond(
+            S.verdict.visible,
+            rx.card(
+                verdict_line(S.verdict.correct, S.verdict.expected, S.verdict.feedback),
+                width="100%",
+                id="verdict",
+            ),
+        ),
+        role="status",
+        id="verdict-live",
+        width="100%",
+    )
+
+
+def question_dock() -> rx.Component:
+    return rx.cond(
+        S.dock.visible,
+        rx.card(
+            rx.form(
+                rx.vstack(
+                    rx.text(
+                        rx.cond(S.dock.kind == "ask_user", "The tutor asks", "Question"),
+                        size="1",
+                        weight="bold",
+                        color_scheme="gray",
+                        id="dock-title",
+                    ),
+                    rx.box(
+                        safe_markdown(S.dock.prompt),
+                        id="question-prompt",
+                        font_size="1.15em",
+                        # Inline fractions set in text style are tiny at body size.
+                        style={"& .katex": {"font_size": "1.4em"}},
+                    ),
+                    answer_control(),
+                    rx.cond(S.dock.kind != "ask_user", confidence_control()),
+                    rx.cond(
+                        S.dock_hint != "",
+                        rx.text(
+                            S.dock_hint, color_scheme="red", size="2", id="dock-hint", role="alert"
+                        ),
+                    ),
+                    rx.hstack(
+                        rx.button(
+                            rx.cond(S.dock.checking, "Checking…", "Submit"),
+                            type="submit",
+                            disabled=S.dock.checking,
+                            size="3",
+                            id="submit-answer",
+                        ),
+                        rx.text("Enter submits", size="1", color_scheme="gray"),
+                        align="center",
+                    ),
+                    spacing="3",
+                    width="100%",
+                ),
+                on_submit=S.submit_answer,
+                reset_on_submit=False,
+                # A named form is a landmark: "Question, form" / "The tutor asks, form".
+                aria_labelledby="dock-title",
+            ),
+            width="100%",
+            id="question-dock",
+            class_name="lh-dock",
+            data_kind=S.dock.kind,
+        ),
+        # No question (the page opened, or the dock closed with its focused control):
+        # focus to the composer rather than lost on <body>.
+        rx.box(display="none", on_mount=rx.set_focus(COMPOSER_ID)),
+    )

@@ -1,0 +1,55 @@
+"""The classroom's header: back to the graph, the session's title, the plan toggle, End
+session and the theme switch."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ui.state.room_state import RoomState
+
+S = RoomState
+
+
+def header() -> rx.Component:
+    return rx.hstack(
+        rx.link(
+            rx.hstack(rx.icon("arrow-left", size=16), rx.text("My graph"), white_space="nowrap"),
+            href="/",
+            on_click=S.leave,
+        ),
+        # A long title is cut with an ellipsis: a flex item shrinks only from min-width 0.
+        # Not trimmed: with `overflow: hidden` a trimmed line box cut off g, j, p, q and y.
+        rx.heading(
+            rx.cond(S.status.title != "", S.status.title, "Session"),
+            size="4",
+            flex="1",
+            min_width="0",
+            white_space="nowrap",
+            overflow="hidden",
+            text_overflow="ellipsis",
+            id="room-title",
+        ),
+        rx.icon_button(
+            rx.icon("list-tree"),
+            on_click=S.toggle_plan,
+            variant="soft",
+            aria_label="Plan",
+            aria_expanded=S.plan_open,
+            aria_controls="plan-tree",
+            title="Show or hide the plan",
+            id="plan-toggle",
+        ),
+        rx.button(
+            "End session",
+            on_click=S.end_session,
+            loading=S.status.extracting,
+            color_scheme="gray",
+            variant="outline",
+            id="end-session",
+        ),
+        rx.color_mode.button(aria_label="Switch light or dark theme"),
+        width="100%",
+        align="center",
+        spacing="3",
+        padding_y="0.5em",
+    )

@@ -1,0 +1,194 @@
+"""Projection of a `Room` into the classroom's render-ready values, as one typed view
+(`RoomView`): the conversation's blocks (`conversation`), the plan rows, the question
+dock, the last verdict and the status line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from shared_contracts.plan import PlanTree
+from ui.model.conversation import ChatItem, chat_items, math_ready, turn_start
+from ui.model.graph_view import plain_math
+from ui.model.room import Room
+
+
+@dataclasses.dataclass
+class PlanRow:
+    id: str = ""
+    title: str = ""
+    summary: str = ""
+    depth: int = 0
+    indent: str = "0px"
+    status: str = "pending"
+    done: bool = False
+    current: bool = False
+
+
+@dataclasses.dataclass
+class OptionView:
+    id: str = ""
+    text: str = ""
+    label: str = ""
+    """`text` as plain words for a screen reader (a radio card's name; KaTeX gives none)."""
+
+
+def plan_rows(plan: PlanTree | None) -> list[PlanRow]:
+    """The plan tree flattened depth-first (parents before children), with indents."""
+    if plan is None:
+        return []
+    known = {n.id for n in plan.nodes}
+    children: dict[str | None, list] = {}
+    for node in plan.nodes:
+        parent = node.parent if node.parent in known else None
+        children.setdefault(parent, []).append(node)
+    rows: list[PlanRow] = []
+    seen: set[str] = set()
+
+    def walk(parent: str | None, depth: int) -> None:
+        for node in children.get(parent, []):
+            if node.id in seen:
+                continue
+            seen.add(node.id)
+            rows.append(
+                PlanRow(
+                    id=node.id,
+                    title=node.title,
+                    summary=node.summary,
+                    depth=depth,
+                    indent=f"{depth * 16}px",
+                    status=node.status,
+                    done=node.status == "done",
+                    current=node.id == plan.current or node.status == "active",
+                )
+            )
+            walk(node.id, depth + 1)
+
+    walk(None, 0)
+    return rows
+
+
+@dataclasses.dataclass
+class DockView:
+    """The question dock: the pending question (never a key) while one is open."""
+
+    visible: bool = False
+    id: str = ""
+    kind: str = ""
+    prompt: str = ""
+    unit: str = ""
+    options: list[OptionView] = dataclasses.field(default_factory=list)
+    checking: bool = False
+    """An answer was sent and not yet graded: the dock shows "Checking…"."""
+
+
+@dataclasses.dataclass
+class VerdictView:
+    """The last verdict, shown under the conversation until the lesson moves on."""
+
+    visible: bool = False
+    correct: bool = False
+    expected: str = ""
+    feedback: str = ""
+
+
+@dataclasses.dataclass
+class StatusView:
+    """The status line: connection, tutor label, extraction and the latest error."""
+
+    connection: str = "idle"
+    connection_label: str = "Not connected"
+    tutor_label: str = ""
+    title: str = ""
+    turn_running: bool = False
+    extracting: bool = False
+    graph_notice: str = ""
+    error: str = ""
+
+
+@dataclasses.dataclass
+class RoomView:
+    """Everything the classroom page shows, computed from the room."""
+
+    items: list[ChatItem] = dataclasses.field(default_factory=list)
+    """The conversation before the latest turn (a token never changes it)."""
+    turn_items: list[ChatItem] = dataclasses.field(default_factory=list)
+    """The latest turn's blocks: what a streamed token changes."""
+    plan_goal: str = ""
+    plan: list[PlanRow] = dataclasses.field(default_factory=list)
+    dock: DockView = dataclasses.field(default_factory=DockView)
+    verdict: VerdictView = dataclasses.field(default_factory=VerdictView)
+    status: StatusView = dataclasses.field(default_factory=StatusView)
+
+
+def dock(room: Room) -> DockView:
+    pending = room.pending
+    if pending is None:
+        return DockView()
+    question = pending.question
+    return DockView(
+        visible=True,
+        id=pending.tool_call_id,
+        kind=question.kind,
+        prompt=math_ready(question.prompt),
+        unit=question.unit,
+        options=[
+            OptionView(id=o.id, text=math_ready(o.text), label=plain_math(o.text))
+            for o in question.options
+        ],
+        checking=room.submitted == pending.tool_call_id,
+    )
+
+
+def verdict(room: Room) -> VerdictView:
+    last = room.last_verdict
+    if last is None:
+        return VerdictView()
+    return VerdictView(
+        visible=True,
+        correct=last.correct,
+        expected=math_ready(last.expected),
+        feedback=math_ready(last.feedback),
+    )
+
+
+CONNECTION_LABELS = {
+    "idle": "Not connected",
+    "connecting": "Connecting…",
+    "connected": "Connected",
+    "reconnecting": "Reconnecting…",
+    "closed": "Disconnected",
+}
+
+
+def status(room: Room) -> StatusView:
+    if not room.loaded:
+        tutor = ""
+    elif room.offline:
+        tutor = "Offline tutor"
+    else:
+        tutor = room.model
+    return StatusView(
+        connection=room.connection,
+        connection_label=CONNECTION_LABELS[room.connection],
+        tutor_label=tutor,
+        title=room.title,
+        turn_running=room.turn_running,
+        extracting=room.extracting,
+        graph_notice=room.graph_notice,
+        error=room.errors[-1] if room.errors else "",
+    )
+
+
+def project(room: Room) -> RoomView:
+    """The classroom's view of the room."""
+    start = turn_start(room)
+    return RoomView(
+        items=chat_items(room, stop=start),
+        turn_items=chat_items(room, start=start),
+        plan_goal=room.plan.goal if room.plan else "",
+        plan=plan_rows(room.plan),
+        dock=dock(room),
+        verdict=verdict(room),
+        status=status(room),
+    )
