@@ -1,11 +1,20 @@
-"""The Reflex app: Radix theme (light/dark), 16px body; importing the pages registers them
-(the replay page is imported here: it is for developers, not in the learner's pages)."""
+"""The Reflex app: Radix theme (light/dark), 16px body, and its routes: home, the
+classroom and the replay page (for developers, not in the learner's navigation).
+
+Pages are added here with `add_page`, once. `@rx.page` would register them again on
+every compile of the app, and `reflex run --env prod` compiles twice in one process (the
+frontend build, then the server's start), which printed "Page ... is being redefined".
+"""
 
 import reflex as rx
 
-from ui import pages
 from ui.csp import with_csp
-from ui.pages import replay
+from ui.pages.classroom import classroom
+from ui.pages.home import home
+from ui.pages.replay import replay
+from ui.state.home_state import HomeState
+from ui.state.replay_state import ReplayState
+from ui.state.room_state import RoomState
 
 STYLE = {
     "font_size": "16px",
@@ -44,5 +53,13 @@ STYLE = {
 # The Radix theme is configured in `rxconfig.py` (`App(theme=...)` is deprecated).
 # Every page carries the Content-Security-Policy (`ui.csp`).
 app = rx.App(style=STYLE, api_transformer=with_csp)
-
-__all__ = ["app", "pages", "replay"]
+app.add_page(home, route="/", title="Learning Harness", on_load=[RoomState.leave, HomeState.load])
+app.add_page(
+    classroom,
+    route="/chat/[chat_id]",
+    title="Classroom · Learning Harness",
+    on_load=RoomState.open_room,
+)
+app.add_page(
+    replay, route="/replay/[chat_id]", title="Replay · Learning Harness", on_load=ReplayState.load
+)

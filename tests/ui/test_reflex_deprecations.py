@@ -36,3 +36,22 @@ def test_the_theme_comes_from_the_radix_plugin_in_rxconfig_not_from_the_app():
     assert plugin.theme is not None
     theme = str(plugin.theme)
     assert 'accentColor:"indigo"' in theme and 'radius:"medium"' in theme
+
+
+def test_every_page_is_added_once_and_a_second_compile_adds_none_again():
+    """`reflex run --env prod` compiles the app twice in one process; pages registered
+    with `@rx.page` were added again each time ("Page ... is being redefined")."""
+    run = subprocess.run(
+        [sys.executable, "-c", TWO_COMPILES], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["chat/[chat_id]", "index", "replay/[chat_id]"]
+    assert "redefined" not in run.stderr + run.stdout
+
+
+TWO_COMPILES = """
+from ui.app import app
+app._apply_decorated_pages()  # what each compile of the app does first
+app._apply_decorated_pages()
+print(*sorted(app._unevaluated_pages))
+"""

@@ -161,6 +161,14 @@ def _job(item: ChatItem) -> rx.Component:
                 rx.text(item.title, weight="bold", size="3"),
                 rx.cond(item.running, rx.spinner(size="2")),
                 rx.cond(item.running, rx.text(item.status + "…", size="1", color_scheme="gray")),
+                rx.cond(
+                    item.failed,
+                    rx.badge(
+                        rx.icon("circle-x", size=12, aria_hidden="true"),
+                        "failed",
+                        color_scheme="red",
+                    ),
+                ),
                 align="center",
                 spacing="2",
                 wrap="wrap",

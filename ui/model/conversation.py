@@ -72,6 +72,7 @@ class ChatItem:
     demo_doc: str = ""
     image_uri: str = ""
     caption: str = ""
+    failed: bool = False
     error: str = ""
 
 
@@ -89,13 +90,30 @@ def svg_data_uri(svg: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
+def failed_request(tool_name: str) -> str:
+    """What a job card says when the tutor's request never became a job (and the server
+    gave no sentence of its own)."""
+    what = {"research": "research", "demo": "demo", "visual": "diagram"}.get(tool_name, tool_name)
+    return f"The tutor's {what} request could not be carried out and was skipped."
+
+
+def _job_status(part: ToolPart, job: Job | None, output: JobOutput | None) -> tuple[str, str]:
+    """(status, error): a part the server refused (bad arguments) failed, whatever its kind."""
+    if part.state == "output-error":
+        return "failed", part.error or failed_request(part.tool_name)
+    status = job.status if job is not None else (output.status if output else "pending")
+    error = (job.error if job is not None else "") or (output.error if output else "")
+    if status == "failed" and not error:
+        error = failed_request(part.tool_name)
+    return status, error
+
+
 def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
     output = part.output if isinstance(part.output, JobOutput) else None
-    status = job.status if job is not None else (output.status if output else "pending")
+    status, error = _job_status(part, job, output)
     result = job.result if job is not None and job.result is not None else None
     if result is None and output is not None:
         result = output.result
-    error = (job.error if job is not None else "") or (output.error if output else "")
     item = ChatItem(
         key=key,
         kind="job",
@@ -103,7 +121,8 @@ def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
         job_label=JOB_LABELS.get(part.tool_name, part.tool_name),
         status=status,
         running=status in ("pending", "running"),
-        error=error or (part.error if part.state == "output-error" else ""),
+        failed=status == "failed",
+        error=error,
     )
     if isinstance(result, ResearchNote):
         item.title, item.caveat = result.title, result.caveat

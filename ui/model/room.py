@@ -158,17 +158,32 @@ def on_tool_call(room: Room, frame: ToolCall) -> Room:
 
 
 def on_tool_result(room: Room, frame: ToolResult) -> Room:
-    """Replaces the part with the same tool-call id wherever it is."""
+    """Replaces the part with the same tool-call id wherever it is; a result for the open
+    question (its answer recorded, or the call refused) closes the dock."""
+    return _settle_question(_with_result(room, frame.part), frame.part)
+
+
+def _with_result(room: Room, part: ToolPart) -> Room:
     messages = list(room.messages)
     for index in range(len(messages) - 1, -1, -1):
-        found, parts = _replace_part(messages[index].parts, frame.part)
+        found, parts = _replace_part(messages[index].parts, part)
         if found:
             messages[index] = _replace(messages[index], parts=parts)
             return _replace(room, messages=tuple(messages))
     last = next((m for m in reversed(messages) if m.role == "assistant"), None)
     if last is None:
-        return _upsert_message(room, "pending-tools", lambda m: _append(m, frame.part))
-    return _upsert_message(room, last.id, lambda m: _append(m, frame.part))
+        return _upsert_message(room, "pending-tools", lambda m: _append(m, part))
+    return _upsert_message(room, last.id, lambda m: _append(m, part))
+
+
+def _settle_question(room: Room, part: ToolPart) -> Room:
+    """A free-form question's answer gets no verdict: its tool result is what ends it."""
+    pending = room.pending
+    if pending is None or pending.tool_call_id != part.tool_call_id:
+        return room
+    if part.state not in ("output-available", "output-error"):
+        return room
+    return _replace(room, pending=None, submitted="")
 
 
 def _append(message: LocalMessage, part: ToolPart) -> LocalMessage:
@@ -199,8 +214,13 @@ def on_job(room: Room, frame: JobFrame) -> Room:
 
 
 def on_turn_finished(room: Room, frame: TurnFinished) -> Room:
+    """The asking turn ends `awaiting_answer`, maybe after the learner already answered:
+    the answer's own turn is still to come, so "checking…" stays. Any other ending is the
+    answer's turn over without recording it (a recorded answer's tool result came first):
+    the question is still open, and the dock takes an answer again."""
     submitted = room.submitted
-    if room.pending is None or room.pending.tool_call_id != submitted:
+    stale = room.pending is None or room.pending.tool_call_id != submitted
+    if stale or frame.reason != "awaiting_answer":
         submitted = ""
     return _replace(room, turn_running=False, submitted=submitted)
 

@@ -1,5 +1,2 @@
-"""Pages register on import: home (the knowledge graph) and the classroom."""
-
-from ui.pages import classroom, home
-
-__all__ = ["classroom", "home"]
+"""The pages: home (the knowledge graph), the classroom and the replay page; their routes
+are added in `ui.app`."""

@@ -33,7 +33,6 @@ def plan_aside() -> rx.Component:
     )
 
 
-@rx.page(route="/chat/[chat_id]", title="Classroom · Learning Harness", on_load=RoomState.open_room)
 def classroom() -> rx.Component:
     conversation = rx.vstack(
         status_line(),

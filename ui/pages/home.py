@@ -12,7 +12,6 @@ from ui.components.node_panel import node_panel
 from ui.components.panel import PANEL
 from ui.components.sessions_panel import sessions_panel
 from ui.state.home_state import SIDE_PANEL_ID, HomeState
-from ui.state.room_state import RoomState
 
 H = HomeState
 
@@ -59,7 +58,6 @@ def graph_or_welcome() -> rx.Component:
     )
 
 
-@rx.page(route="/", title="Learning Harness", on_load=[RoomState.leave, HomeState.load])
 def home() -> rx.Component:
     # From md up the page is one screen: the graph takes whatever the header leaves.
     return rx.el.main(

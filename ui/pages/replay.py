@@ -313,7 +313,6 @@ def header() -> rx.Component:
     )
 
 
-@rx.page(route="/replay/[chat_id]", title="Replay · Learning Harness", on_load=ReplayState.load)
 def replay() -> rx.Component:
     body = rx.vstack(
         filter_chips(),
