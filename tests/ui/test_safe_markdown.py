@@ -114,6 +114,12 @@ def test_every_model_text_goes_through_the_one_guarded_markdown_component():
     assert FOREIGN_IMAGE_CLASS in safe_markdown("x").children[0]._get_custom_code()
 
 
+def test_model_headings_are_sections_of_their_message_never_page_headings():
+    mapped = safe_markdown("x").children[0].format_component_map()
+    for level in range(1, 7):
+        assert 'as:"h3"' in str(mapped[f"h{level}"]), level
+
+
 async def _page(scope, receive, send) -> None:
     headers = [(b"content-type", b"text/html"), (b"Content-Security-Policy", b"img-src *")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})

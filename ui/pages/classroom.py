@@ -6,6 +6,7 @@ import reflex as rx
 
 from ui.components.composer import composer
 from ui.components.conversation_log import conversation_log
+from ui.components.hidden import VISUALLY_HIDDEN
 from ui.components.panel import PANEL
 from ui.components.plan_panel import plan_panel
 from ui.components.question_dock import question_dock, verdict_card
@@ -36,6 +37,9 @@ def plan_aside() -> rx.Component:
 def classroom() -> rx.Component:
     conversation = rx.vstack(
         status_line(),
+        # Headings in order: the page's h1 (the title), the conversation's h2, then the
+        # sections a message has (h3; see `safe_markdown`); the plan is the other h2.
+        rx.heading("Conversation", as_="h2", style=VISUALLY_HIDDEN),
         conversation_log(),
         verdict_card(),
         question_dock(),
@@ -47,6 +51,8 @@ def classroom() -> rx.Component:
         min_width="0",
         width="100%",
     )
+    # One main landmark holds the page: what is not in a landmark is missed by a screen
+    # reader's landmark navigation (axe: landmark-one-main, region).
     room = rx.container(
         header(),
         rx.flex(
@@ -67,4 +73,9 @@ def classroom() -> rx.Component:
     # scroll up: the browser's scroll anchoring, with this box as the page's only anchor.
     # Browsers do not anchor at scroll offset 0, so the room is always a little taller than
     # the window and sending scrolls to this box (`RoomState.send_message`).
-    return rx.fragment(room, rx.box(class_name="lh-follow", height="1px", id=FOLLOW_ID))
+    # The main landmark is part of the room: no scroll anchor either (were it one, the page
+    # would stay put while the answer grows below it).
+    return rx.fragment(
+        rx.el.main(room, class_name="lh-room"),
+        rx.box(class_name="lh-follow", height="1px", id=FOLLOW_ID),
+    )
