@@ -12,9 +12,13 @@ from shared_contracts.base import Body, Id, Record, ToolCallId
 NodeKind = Literal["proposition", "misconception"]
 EdgeType = Literal["requires", "supports"]
 Speaker = Literal["learner", "teacher", "answer"]
-NodeState = Literal["introduced", "verified", "shaky", "misconception", "unseen"]
+NodeState = Literal[
+    "introduced", "verified", "shaky", "misconception", "unseen", "fading", "resolved"
+]
 """`unseen`: a prerequisite a session rested on that no session has shown the learner know
-(no learner quote, no probe); UX.md draws it in outline only."""
+(no learner quote, no probe); UX.md draws it in outline only. `fading`: verified, but recall
+as of the snapshot's moment is below the desired retention. `resolved`: a misconception the
+learner rejected unaided in a later session (it reopens on an answer showing it again)."""
 EventKind = Literal["quiz_correct", "quiz_incorrect", "taught", "marked_done", "asked"]
 MappingHow = Literal["created", "statement", "alias"]
 
@@ -65,6 +69,11 @@ class EventLine(Record, kw_only=True, frozen=True):
     expected: str = ""
     correct: bool | None = None
     confidence: float | None = None
+    turn: int | msgspec.UnsetType = msgspec.UNSET
+    """The chat turn the event happened in (a probe's answer, a `taught` re-teach); unset
+    (and then not written, so older lines keep their bytes) where it was not recorded. A
+    probe is unaided unless a `taught` event for its node precedes it in the same chat and
+    turn (in the same chat at all when either turn is unknown)."""
 
 
 class MappingLine(Record, kw_only=True, omit_defaults=True, frozen=True):
@@ -109,6 +118,32 @@ class Probe(Body, kw_only=True, frozen=True):
     confidence: float | None = None
 
 
+class Memory(Body, kw_only=True, frozen=True):
+    """FSRS memory of a node, folded from its probes (each a review at the probe's time)."""
+
+    stability: float
+    """Days until recall falls to 90 %."""
+    difficulty: float
+    """1 (easy) to 10 (hard)."""
+    retrievability: float | None = None
+    """Recall probability as of the snapshot's `as_of` (None in a snapshot of no moment)."""
+    due: datetime
+    """When recall falls below the desired retention (whole days after the last review)."""
+    last_review: datetime
+    reviews: int
+
+
+class Resolution(Body, kw_only=True, frozen=True):
+    """The probe that resolved a misconception: answered right, unaided and not guessed, in
+    a later session than the last one that showed the belief."""
+
+    at: datetime
+    chat_id: Id
+    question: str
+    answer: str
+    tool_call_id: ToolCallId | None = None
+
+
 class GraphNode(Body, kw_only=True, frozen=True):
     id: Id
     statement: str
@@ -120,6 +155,9 @@ class GraphNode(Body, kw_only=True, frozen=True):
     sessions: list[Id] = msgspec.field(default_factory=list)
     evidence: list[Evidence] = msgspec.field(default_factory=list)
     probes: list[Probe] = msgspec.field(default_factory=list)
+    memory: Memory | None = None
+    resolution: Resolution | None = None
+    """Set while a misconception is `resolved`: when and by which question."""
 
 
 class GraphEdge(Body, kw_only=True, frozen=True):
@@ -150,3 +188,6 @@ class GraphSnapshot(Body, kw_only=True, frozen=True):
     edges: list[GraphEdge] = msgspec.field(default_factory=list)
     sessions: list[GraphSession] = msgspec.field(default_factory=list)
     stats: GraphStats = msgspec.field(default_factory=GraphStats)
+    as_of: datetime | None = None
+    """The moment this snapshot shows (lines up to it, memory evaluated then); None: every
+    line folded, and no retrievability (a snapshot of no particular moment)."""
