@@ -21,7 +21,15 @@ MAX_STATEMENT_CHARS = 160
 MIN_STATEMENT_CHARS = 60
 NODE_LINE_OVERHEAD = 40  # "- `id` [state n/m right] " and the newline
 OMITTED_RESERVE = 60  # room kept for the "... n more not shown" line
-_STATE_ORDER = {"misconception": 0, "shaky": 1, "verified": 2, "introduced": 3, "unseen": 4}
+_STATE_ORDER = {
+    "misconception": 0,
+    "shaky": 1,
+    "fading": 1,
+    "verified": 2,
+    "resolved": 2,
+    "introduced": 3,
+    "unseen": 4,
+}
 _UNSEEN_NOTE = (
     " Unseen: a prerequisite a session rested on that the learner has not shown yet; check"
     " it before building on it."

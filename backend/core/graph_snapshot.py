@@ -4,15 +4,32 @@
 only what they touched: the nodes that got a probe, a mapping or were created, the edges
 that got a chat or an endpoint, the sessions when a checkpoint or mapping arrived. Its
 snapshot equals `derive_snapshot(state)` from scratch (a property test holds it to that).
+
+Every snapshot is *as of* a moment (`as_of`; None: every folded line, no retrievability).
+Each node with probes carries its FSRS memory (`backend.core.memory`), its card folded
+incrementally like its probes. Moving `as_of` forward re-derives only the nodes whose
+retrievability changed since the last snapshot: it is constant within each whole day after
+a node's last review, so each derived node files when it next changes in a heap. A moment
+earlier than some folded line is time travel: the past state is cut from this one
+(`graph_history.state_as_of`) and derived from scratch.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from operator import attrgetter
+from datetime import datetime
+from heapq import heapify, heappop, heappush
+from operator import attrgetter, eq
 
+from backend.core.graph_history import state_as_of
 from backend.core.graph_state import EdgeKey, FoldDelta, GraphState
+from backend.core.learner_state import (
+    RECENT_PROBES,
+    node_state,
+    resolution,
+    resolving_probe,
+)
+from backend.core.memory import MemoryCard, MemoryFold, MemoryPolicy
 from shared_contracts.graph import (
     EventLine,
     GraphEdge,
@@ -20,38 +37,30 @@ from shared_contracts.graph import (
     GraphSession,
     GraphSnapshot,
     GraphStats,
-    NodeKind,
-    NodeState,
     Probe,
 )
 
+__all__ = [
+    "PROBE_KINDS",
+    "RECENT_PROBES",
+    "SnapshotDeriver",
+    "derive_snapshot",
+    "node_state",
+]
+
 PROBE_KINDS = frozenset({"quiz_correct", "quiz_incorrect"})
-RECENT_PROBES = 2
-"""Node state rule: kind misconception → misconception; else the latest `RECENT_PROBES`
-probes all correct → verified, any of them incorrect → shaky; no probes → introduced, or
-unseen when every chat mapped to the node only rested on it (a prerequisite)."""
 
 _at = attrgetter("at")
 _at_ref = attrgetter("at", "ref")
 
 
-def node_state(
-    kind: NodeKind, probes: Sequence[EventLine | Probe], *, seen: bool = True
-) -> NodeState:
-    """The derived state of a node from its probes in time order and whether any chat
-    showed it (see `RECENT_PROBES`)."""
-    if kind == "misconception":
-        return "misconception"
-    if not probes:
-        return "introduced" if seen else "unseen"
-    return "verified" if all(p.correct for p in probes[-RECENT_PROBES:]) else "shaky"
-
-
 def _in_time_order(events: list[EventLine]) -> list[EventLine]:
     """`events` sorted in place by (at, ref). Sorting on `at` alone allocates no key tuples
-    (cheaper, and gentler on the garbage collector); only a tie on `at` needs the refs."""
+    (cheaper, and gentler on the garbage collector); only a tie on `at` needs the refs, and
+    after that sort any tie sits next to its twin."""
     events.sort(key=_at)
-    if len(set(map(_at, events))) < len(events):
+    moments = list(map(_at, events))
+    if any(map(eq, moments, moments[1:])):
         events.sort(key=_at_ref)
     return events
 
@@ -77,7 +86,14 @@ class SnapshotDeriver:
     equals `derive_snapshot(state)` and costs O(what changed) plus list copies. Lists it
     hands out are never mutated afterwards (snapshots share the unchanged ones)."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: MemoryPolicy | None = None) -> None:
+        self._memory = MemoryFold(policy if policy is not None else MemoryPolicy())
+        self._retention = self._memory.policy.desired_retention
+        self._cards: dict[str, MemoryCard] = {}  # node id → FSRS card of its placed probes
+        self._taught: dict[str, list[EventLine]] = {}  # node id → its `taught` events
+        self._as_of: datetime | None = None  # the moment node memories were derived for
+        self._expiry: list[tuple[datetime, str]] = []  # heap: (retrievability changes, node)
+        self._valid_until: dict[str, datetime] = {}  # node → its live entry in `_expiry`
         self._pending: defaultdict[str | None, list[EventLine]] = defaultdict(list)
         """Probe events folded but not yet placed, by node id (the node may not exist yet)."""
         self._events: dict[str, list[EventLine]] = {}  # a node's placed probes, time order
@@ -104,12 +120,23 @@ class SnapshotDeriver:
             if self._waiting:
                 for node_id in delta.nodes:
                     self._dirty_edges.update(self._waiting.pop(node_id, ()))
-        probes = [e for e in delta.events if e.kind in PROBE_KINDS]
-        self._probe_total += len(probes)
-        pending = self._pending
-        for event in probes:
-            pending[event.node_id].append(event)
+        pending, lessons, probe_kinds = self._pending, [], PROBE_KINDS
+        probes = 0
+        for event in delta.events:  # one pass: the ledger's largest file
+            if event.kind in probe_kinds:
+                pending[event.node_id].append(event)
+                probes += 1
+            elif event.kind == "taught":
+                lessons.append(event)
+        self._probe_total += probes
         pending.pop(None, None)  # unattributed for good: counted in the total only
+        for event in lessons:
+            node_id = event.node_id
+            if node_id is None:
+                continue
+            self._taught.setdefault(node_id, []).append(event)
+            if node_id in state.nodes and state.nodes[node_id].kind == "misconception":
+                self._dirty_nodes.add(node_id)
         nodes, mappings = state.nodes, state.mappings
         for chat_id, node_id in delta.mappings:
             chats = self._chats.get(node_id, ())
@@ -131,8 +158,18 @@ class SnapshotDeriver:
         if delta.nodes or delta.events or delta.mappings or delta.edges or delta.sessions:
             self._last = None
 
-    def snapshot(self, state: GraphState) -> GraphSnapshot:
-        """The snapshot of `state` (the one every applied delta was folded into)."""
+    @property
+    def policy(self) -> MemoryPolicy:
+        return self._memory.policy
+
+    def snapshot(self, state: GraphState, as_of: datetime | None = None) -> GraphSnapshot:
+        """The snapshot of `state` (the one every applied delta was folded into) as of
+        `as_of`: incremental while `as_of` is no earlier than every folded line, else the
+        past derived from scratch (not cached)."""
+        if as_of is not None and state.latest is not None and as_of < state.latest:
+            return derive_snapshot(state_as_of(state, as_of), as_of, self.policy)
+        if as_of != self._as_of:
+            self._move_to(as_of)
         if self._last is not None:
             return self._last
         nodes, edges, sessions = self._parts
@@ -152,14 +189,31 @@ class SnapshotDeriver:
             by_state=self._by_state(nodes),
             unattributed_probes=self._probe_total - self._attributed,
         )
-        self._last = GraphSnapshot(nodes=nodes, edges=edges, sessions=sessions, stats=stats)
+        self._last = GraphSnapshot(
+            nodes=nodes, edges=edges, sessions=sessions, stats=stats, as_of=self._as_of
+        )
         return self._last
+
+    def _move_to(self, as_of: datetime | None) -> None:
+        """Mark the nodes whose retrievability differs at `as_of` (all, going back)."""
+        old, self._as_of, self._last = self._as_of, as_of, None
+        if old is None or as_of is None or as_of < old:
+            self._dirty_nodes.update(self._cards)
+            self._expiry, self._valid_until = [], {}
+            return
+        expiry, valid_until = self._expiry, self._valid_until
+        while expiry and expiry[0][0] <= as_of:
+            moment, node_id = heappop(expiry)
+            if valid_until.get(node_id) == moment:  # else a stale entry
+                del valid_until[node_id]
+                self._dirty_nodes.add(node_id)
 
     def _derive_nodes(self, state: GraphState) -> list[GraphNode]:
         derived, counts = self._nodes, self._counts
+        filed: list[tuple[datetime, str]] = []  # nodes whose memory was evaluated at as_of
         for node_id in self._dirty_nodes:
             old = derived[node_id]
-            new = self._node(state, node_id, old)
+            new = self._node(state, node_id, old, filed)
             if old is not None:
                 counts[old.state] -= 1
                 self._attributed -= len(old.probes)
@@ -167,9 +221,28 @@ class SnapshotDeriver:
             self._attributed += len(new.probes)
             derived[node_id] = new
         self._dirty_nodes = set()
+        self._file(filed)
         return list(derived.values())  # type: ignore[arg-type]  # every node is derived
 
-    def _node(self, state: GraphState, node_id: str, old: GraphNode | None) -> GraphNode:
+    def _file(self, filed: list[tuple[datetime, str]]) -> None:
+        """Enter when each re-derived node's retrievability next changes."""
+        if not filed:
+            return
+        self._valid_until.update((node_id, moment) for moment, node_id in filed)
+        if len(filed) > len(self._expiry):
+            self._expiry.extend(filed)
+            heapify(self._expiry)
+        else:
+            for entry in filed:
+                heappush(self._expiry, entry)
+
+    def _node(
+        self,
+        state: GraphState,
+        node_id: str,
+        old: GraphNode | None,
+        filed: list[tuple[datetime, str]],
+    ) -> GraphNode:
         # Allocation-lean on purpose: a cold derive builds every node, and each container
         # allocated here feeds the garbage collector's full passes over the whole heap.
         line = state.nodes[node_id]
@@ -187,14 +260,20 @@ class SnapshotDeriver:
                 elif event.correct is False:
                     incorrect += 1
             events = self._events.get(node_id)
+            card = self._cards.get(node_id)
             if events is None:
                 events, probes = new, _probes(new)
+                card = self._memory.fold(new)
             elif _at_ref(new[0]) < _at_ref(events[-1]):  # older than some: place them all
                 events = _in_time_order(events + new)
                 probes = _probes(events)
+                card = self._memory.fold(events)
             else:
                 events, probes = events + new, probes + _probes(new)
+                card = self._memory.fold(new, card)
             self._events[node_id] = events
+            if card is not None:
+                self._cards[node_id] = card
         chats = self._chats.get(node_id)
         if not chats:
             sessions = [line.chat_id]
@@ -202,17 +281,37 @@ class SnapshotDeriver:
             sessions = chats  # (mapping keys are unique, so no chat repeats)
         else:
             sessions = list(dict.fromkeys([line.chat_id, *chats]))
+        memory, fading = None, False
+        card = self._cards.get(node_id)
+        if card is not None:
+            memory, valid_until = self._memory.view(card, self._as_of)
+            recall = memory.retrievability
+            if valid_until is not None:
+                filed.append((valid_until, node_id))
+            fading = recall is not None and recall < self._retention
+        resolved = None
+        if line.kind == "misconception":
+            taught = self._taught.get(node_id, ())
+            resolved = resolution(resolving_probe(line, self._events.get(node_id, ()), taught))
         return GraphNode(
             id=node_id,
             statement=line.statement,
             kind=line.kind,
-            state=node_state(line.kind, probes, seen=node_id not in self._rested),
+            state=node_state(
+                line.kind,
+                probes,
+                seen=node_id not in self._rested,
+                fading=fading,
+                resolved=resolved is not None,
+            ),
             correct=correct,
             incorrect=incorrect,
             last_probe_at=probes[-1].at if probes else None,
             sessions=sessions,
             evidence=line.evidence,  # shared, like every list here: nobody mutates it
             probes=probes,
+            memory=memory,
+            resolution=resolved,
         )
 
     def _derive_edges(self, state: GraphState) -> list[GraphEdge]:
@@ -253,8 +352,13 @@ class SnapshotDeriver:
         return order
 
 
-def derive_snapshot(state: GraphState) -> GraphSnapshot:
-    """The read model: nodes with derived states and probes, merged edges, sessions."""
-    deriver = SnapshotDeriver()
+def derive_snapshot(
+    state: GraphState, as_of: datetime | None = None, policy: MemoryPolicy | None = None
+) -> GraphSnapshot:
+    """The read model as of `as_of`: nodes with derived states, probes and memory, merged
+    edges, sessions (see the module)."""
+    if as_of is not None:
+        state = state_as_of(state, as_of)
+    deriver = SnapshotDeriver(policy)
     deriver.apply(state, FoldDelta.everything(state))
-    return deriver.snapshot(state)
+    return deriver.snapshot(state, as_of)

@@ -5,6 +5,10 @@ and per (chat, node) mapping wins (save that a chat which showed a node it had o
 on supersedes that prerequisite mapping); edges aggregate by (from, to, type) with the chats
 that asserted them; a chat's checkpoint is its last `sessions` line.
 
+It also keeps what reading the graph *as of an earlier moment* needs (`graph_history`): when
+each chat asserted each edge (`edge_times`), the prerequisite mapping a later one superseded, every
+checkpoint, and `latest`, the newest moment of any folded line.
+
 Two ways to fold: `fold` returns a new state and leaves its input alone (it copies every
 dict, so it costs O(state)); `fold_into` folds in place, costs O(batch), and reports what
 actually changed as a `FoldDelta` (what an incremental reader re-derives from). An
@@ -16,6 +20,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from backend.core.ports import LedgerBatch
@@ -86,9 +92,21 @@ class GraphState:
     mappings: MutableMapping[tuple[str, str], MappingLine] = field(default_factory=dict)
     local: MutableMapping[tuple[str, str], str] = field(default_factory=dict)
     checkpoints: MutableMapping[str, SessionCheckpoint] = field(default_factory=dict)
+    edge_since: MutableMapping[EdgeKey, datetime] = field(default_factory=dict)
+    """When the first chat in `edges[key]` asserted the edge."""
+    edge_later: MutableMapping[EdgeKey, tuple[datetime, ...]] = field(default_factory=dict)
+    """When each later chat in `edges[key]` asserted it (same order; most edges have none)."""
+    superseded: MutableMapping[tuple[str, str], MappingLine] = field(default_factory=dict)
+    """(chat, node) → the prerequisite mapping a later line of that chat superseded."""
+    checkpoint_history: MutableMapping[str, tuple[SessionCheckpoint, ...]] = field(
+        default_factory=dict
+    )
+    """Every checkpoint line of a chat, in fold order (`checkpoints` holds the last)."""
     audit_lines: int = 0
     node_count: int = 0
     """How many nodes are folded (the next node's rank; `len` of an overlay is O(state))."""
+    latest: datetime | None = None
+    """The newest moment of any folded line (creation, event, mapping or checkpoint time)."""
 
     def folded_at(self, chat_id: str) -> int:
         """Messages of `chat_id` already folded (0 when never extracted)."""
@@ -106,8 +124,13 @@ class GraphState:
             mappings=dict(self.mappings),
             local=dict(self.local),
             checkpoints=dict(self.checkpoints),
+            edge_since=dict(self.edge_since),
+            edge_later=dict(self.edge_later),
+            superseded=dict(self.superseded),
+            checkpoint_history=dict(self.checkpoint_history),
             audit_lines=self.audit_lines,
             node_count=self.node_count,
+            latest=self.latest,
         )
 
     def overlay(self) -> GraphState:
@@ -123,8 +146,13 @@ class GraphState:
             mappings=Layer(self.mappings),
             local=Layer(self.local),
             checkpoints=Layer(self.checkpoints),
+            edge_since=Layer(self.edge_since),
+            edge_later=Layer(self.edge_later),
+            superseded=Layer(self.superseded),
+            checkpoint_history=Layer(self.checkpoint_history),
             audit_lines=self.audit_lines,
             node_count=self.node_count,
+            latest=self.latest,
         )
 
 
@@ -181,6 +209,11 @@ def add_node(state: GraphState, line: PropositionLine) -> bool:
     return True
 
 
+def edge_times(state: GraphState, key: EdgeKey) -> tuple[datetime, ...]:
+    """When each chat in `state.edges[key]` asserted the edge (same order)."""
+    return (state.edge_since[key], *state.edge_later.get(key, ()))
+
+
 def add_edge(state: GraphState, edge: EdgeLine) -> EdgeKey | None:
     """Fold one edge line in place; its key, or None when its chat already asserted it."""
     key = (edge.from_, edge.to, edge.type)
@@ -188,6 +221,10 @@ def add_edge(state: GraphState, edge: EdgeLine) -> EdgeKey | None:
     if edge.chat_id in chats:
         return None
     state.edges[key] = (*chats, edge.chat_id)
+    if chats:
+        state.edge_later[key] = (*state.edge_later.get(key, ()), edge.created_at)
+    else:
+        state.edge_since[key] = edge.created_at
     return key
 
 
@@ -210,8 +247,11 @@ def add_mapping(state: GraphState, mapping: MappingLine) -> tuple[str, str] | No
     (see `supersedes`)."""
     state.local.setdefault((mapping.chat_id, mapping.local_id), mapping.node_id)
     key = (mapping.chat_id, mapping.node_id)
-    if not supersedes(mapping, state.mappings.get(key)):
+    old = state.mappings.get(key)
+    if not supersedes(mapping, old):
         return None
+    if old is not None:
+        state.superseded[key] = old
     state.mappings[key] = mapping
     return key
 
@@ -235,11 +275,31 @@ def fold_into(state: GraphState, batch: LedgerBatch) -> FoldDelta:
         mapped = add_mapping(state, mapping)
         if mapped is not None:
             delta.mappings.append(mapped)
+    history = state.checkpoint_history
     for checkpoint in batch.sessions:
         state.checkpoints[checkpoint.chat_id] = checkpoint
+        history[checkpoint.chat_id] = (*history.get(checkpoint.chat_id, ()), checkpoint)
     delta.sessions = bool(batch.sessions)
     state.audit_lines += len(batch.audit)
+    state.latest = _latest(state.latest, batch)
     return delta
+
+
+_created_at = attrgetter("created_at")
+_at = attrgetter("at")
+
+
+def _latest(latest: datetime | None, batch: LedgerBatch) -> datetime | None:
+    """`latest` or a later moment of a line in `batch` (duplicates count: same moments)."""
+    moments = [
+        max(map(_created_at, batch.propositions), default=None),
+        max(map(_created_at, batch.edges), default=None),
+        max(map(_at, batch.events), default=None),
+        max(map(_at, batch.mappings), default=None),
+        max(map(_at, batch.sessions), default=None),
+        latest,
+    ]
+    return max((m for m in moments if m is not None), default=None)
 
 
 def fold(state: GraphState, batch: LedgerBatch) -> GraphState:

@@ -1,6 +1,7 @@
 """The incremental read model: `SnapshotDeriver` fed fold deltas equals a from-scratch
-derive (a reference copy of the original, obviously-correct derive) byte for byte, over
-random batch sequences with duplicates, out-of-order times, ties and dangling ids."""
+derive (a reference written from the rules, with the `fsrs` package's own `Scheduler` for
+memory) byte for byte, as of any moment, over random batch sequences with duplicates,
+out-of-order times, ties and dangling ids."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import hypothesis.strategies as st
 import msgspec
 import pytest
+from fsrs import Card
 from hypothesis import given, settings
 
 from backend.core.graph import (
@@ -19,9 +21,9 @@ from backend.core.graph import (
     derive_snapshot,
     fold,
     fold_into,
-    node_state,
 )
 from backend.core.graph_state import Layer
+from backend.core.memory import MemoryPolicy, rating
 from backend.core.ports import LedgerBatch
 from shared_contracts.graph import (
     EdgeLine,
@@ -33,22 +35,119 @@ from shared_contracts.graph import (
     GraphSnapshot,
     GraphStats,
     MappingLine,
+    Memory,
     Probe,
     PropositionLine,
+    Resolution,
     SessionCheckpoint,
 )
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 NODES = [f"n{i}" for i in range(4)]
 CHATS = ["c0", "c1", "c2"]
+POLICY = MemoryPolicy()
+MOMENTS = [T0 + timedelta(days=d, minutes=m) for d in (0, 1, 3, 10, 40) for m in (0, 1)]
+"""Line moments: ties, same-day reviews and reviews days apart."""
 
 
-def reference_snapshot(state: GraphState) -> GraphSnapshot:
-    """The original whole-state derive, kept verbatim as the oracle."""
+# --- the reference: the rules written out plainly, over the lines as of a moment ------------
+
+
+def lines_as_of(lines: LedgerBatch, as_of: datetime | None) -> LedgerBatch:
+    """The ledger lines that existed at `as_of`: those whose own moment is no later."""
+    if as_of is None:
+        return lines
+    return LedgerBatch(
+        propositions=[p for p in lines.propositions if p.created_at <= as_of],
+        edges=[e for e in lines.edges if e.created_at <= as_of],
+        events=[e for e in lines.events if e.at <= as_of],
+        mappings=[m for m in lines.mappings if m.at <= as_of],
+        sessions=[c for c in lines.sessions if c.at <= as_of],
+    )
+
+
+def reference_memory(probes: list[EventLine], as_of: datetime | None) -> Memory | None:
+    if not probes:
+        return None
+    scheduler = POLICY.scheduler()
+    card = Card(card_id=1, due=T0)
+    for p in probes:
+        card, _ = scheduler.review_card(card, rating(p.correct, p.confidence), p.at)
+    assert card.stability is not None and card.difficulty is not None
+    assert card.last_review is not None
+    return Memory(
+        stability=card.stability,
+        difficulty=card.difficulty,
+        retrievability=None if as_of is None else scheduler.get_card_retrievability(card, as_of),
+        due=card.due,
+        last_review=card.last_review,
+        reviews=len(probes),
+    )
+
+
+def guessed(p: EventLine) -> bool:
+    return p.confidence is not None and p.confidence < 0.4
+
+
+def reference_resolution(
+    line: PropositionLine, probes: list[EventLine], taught: list[EventLine]
+) -> Resolution | None:
+    def aided(p: EventLine) -> bool:
+        return any(
+            t.chat_id == p.chat_id
+            and t.at <= p.at
+            and (t.turn is msgspec.UNSET or p.turn is msgspec.UNSET or t.turn == p.turn)
+            for t in taught
+        )
+
+    last_shown = (line.chat_id, line.created_at)
+    by: EventLine | None = None
+    for p in probes:
+        if not p.correct:
+            last_shown, by = (p.chat_id, p.at), None
+        elif by is None and p.chat_id != last_shown[0] and p.at > last_shown[1]:
+            by = None if guessed(p) or aided(p) else p
+    if by is None:
+        return None
+    return Resolution(
+        at=by.at,
+        chat_id=by.chat_id,
+        question=by.question,
+        answer=by.answer,
+        tool_call_id=by.tool_call_id,
+    )
+
+
+def reference_state(
+    line: PropositionLine,
+    probes: list[EventLine],
+    rested: bool,
+    memory: Memory | None,
+    resolved: Resolution | None,
+) -> str:
+    if line.kind == "misconception":
+        return "resolved" if resolved else "misconception"
+    if not probes:
+        return "unseen" if rested else "introduced"
+    recent = probes[-2:]
+    if not all(p.correct for p in recent):
+        return "shaky"
+    if all(guessed(p) for p in recent):
+        return "introduced"
+    recall = memory.retrievability if memory else None
+    return "fading" if recall is not None and recall < POLICY.desired_retention else "verified"
+
+
+def reference_snapshot(lines: LedgerBatch, as_of: datetime | None = None) -> GraphSnapshot:
+    """The snapshot of `lines` as of `as_of`, derived from scratch."""
+    state = fold(GraphState(), lines_as_of(lines, as_of))
     probes: dict[str, list[EventLine]] = {}
+    taught: dict[str, list[EventLine]] = {}
     chats: dict[str, list[str]] = {}
     unattributed = 0
     for event in state.events.values():
+        if event.kind == "taught" and event.node_id is not None:
+            taught.setdefault(event.node_id, []).append(event)
         if event.kind not in PROBE_KINDS:
             continue
         if event.node_id is None or event.node_id not in state.nodes:
@@ -66,7 +165,11 @@ def reference_snapshot(state: GraphState) -> GraphSnapshot:
     by_state: dict[str, int] = {}
     for node_id, line in state.nodes.items():
         seen = sorted(probes.get(node_id, []), key=lambda e: (e.at, e.ref))
-        derived = node_state(line.kind, seen, seen=node_id not in rested)
+        memory = reference_memory(seen, as_of)
+        resolved = None
+        if line.kind == "misconception":
+            resolved = reference_resolution(line, seen, taught.get(node_id, []))
+        derived = reference_state(line, seen, node_id in rested, memory, resolved)
         by_state[derived] = by_state.get(derived, 0) + 1
         sessions = list(dict.fromkeys([line.chat_id, *chats.get(node_id, [])]))
         nodes.append(
@@ -74,7 +177,7 @@ def reference_snapshot(state: GraphState) -> GraphSnapshot:
                 id=node_id,
                 statement=line.statement,
                 kind=line.kind,
-                state=derived,
+                state=derived,  # type: ignore[arg-type]
                 correct=sum(1 for e in seen if e.correct),
                 incorrect=sum(1 for e in seen if e.correct is False),
                 last_probe_at=seen[-1].at if seen else None,
@@ -92,6 +195,8 @@ def reference_snapshot(state: GraphState) -> GraphSnapshot:
                     )
                     for e in seen
                 ],
+                memory=memory,
+                resolution=resolved,
             )
         )
     edges = [
@@ -116,7 +221,7 @@ def reference_snapshot(state: GraphState) -> GraphSnapshot:
         by_state=by_state,
         unattributed_probes=unattributed,
     )
-    return GraphSnapshot(nodes=nodes, edges=edges, sessions=sessions, stats=stats)
+    return GraphSnapshot(nodes=nodes, edges=edges, sessions=sessions, stats=stats, as_of=as_of)
 
 
 def same(a: GraphSnapshot, b: GraphSnapshot) -> bool:
@@ -125,103 +230,163 @@ def same(a: GraphSnapshot, b: GraphSnapshot) -> bool:
 
 
 # --- random ledger lines (small pools, so duplicates, ties and dangling ids happen) ------
-
-times = st.integers(0, 5).map(lambda m: T0 + timedelta(minutes=m))
-node_ids = st.sampled_from(NODES)
-chat_ids = st.sampled_from(CHATS)
-EVIDENCE = Evidence(quote="q", message_id="m1", turn=1, speaker="learner", start=0, end=1)
-
-propositions = st.builds(
-    lambda i, kind, chat, at, ev: PropositionLine(
-        id=i,
-        statement=f"statement {i}",
-        kind=kind,
-        chat_id=chat,
-        created_at=at,
-        evidence=[EVIDENCE] if ev else [],
-    ),
-    node_ids,
-    st.sampled_from(["proposition", "proposition", "misconception"]),
-    chat_ids,
-    times,
-    st.booleans(),
-)
-edges = st.builds(
-    lambda a, b, kind, chat, at: EdgeLine(
-        id=f"e-{a}-{b}", from_=a, to=b, type=kind, chat_id=chat, created_at=at
-    ),
-    node_ids,
-    node_ids,
-    st.sampled_from(["requires", "supports"]),
-    chat_ids,
-    times,
-)
+#
+# As in a real ledger: the lines a merge writes (nodes, edges, mappings, checkpoints) carry
+# its clock, which never goes back from one batch to the next; an event carries the moment
+# the learner answered, anything relative to the batch but fixed by its ref (a re-appended
+# event is the same event); a chat never rests on a node after it showed it (the merger
+# writes no such line). So "the lines up to a moment" is well defined.
 
 
 @st.composite
-def events(draw: Any) -> EventLine:
-    kind = draw(st.sampled_from(["quiz_correct", "quiz_incorrect"] * 3 + ["marked_done", "taught"]))
-    probe = kind.startswith("quiz")
-    return EventLine(
-        id=f"ev{draw(st.integers(0, 99))}",
-        ref=f"r{draw(st.integers(0, 29))}",
-        chat_id=draw(chat_ids),
-        node_id=draw(st.sampled_from([None, *NODES, *NODES])),
-        kind=kind,
-        at=draw(times),
-        question=f"q{draw(st.integers(0, 3))}",
-        answer="a",
-        expected="x",
-        correct=(kind == "quiz_correct") if probe else None,
-        confidence=draw(st.none() | st.sampled_from([0.5, 0.9])) if probe else None,
+def moment_table(draw: Any) -> dict[str, datetime]:
+    """The moment of each event ref (each example draws its own)."""
+    return {f"r{i}": draw(st.sampled_from(MOMENTS)) for i in range(30)}
+
+
+EVIDENCE = Evidence(quote="q", message_id="m1", turn=1, speaker="learner", start=0, end=1)
+
+
+def batches(moments: dict[str, datetime]) -> st.SearchStrategy[LedgerBatch]:
+    node_ids, chat_ids = st.sampled_from(NODES), st.sampled_from(CHATS)
+    propositions = st.builds(
+        lambda i, kind, chat, ev: PropositionLine(
+            id=i,
+            statement=f"statement {i}",
+            kind=kind,
+            chat_id=chat,
+            created_at=T0,
+            evidence=[EVIDENCE] if ev else [],
+        ),
+        node_ids,
+        st.sampled_from(["proposition", "proposition", "misconception"]),
+        chat_ids,
+        st.booleans(),
+    )
+    edges = st.builds(
+        lambda a, b, kind, chat: EdgeLine(
+            id=f"e-{a}-{b}",
+            from_=a,
+            to=b,
+            type=kind,
+            chat_id=chat,
+            created_at=T0,
+        ),
+        node_ids,
+        node_ids,
+        st.sampled_from(["requires", "supports"]),
+        chat_ids,
+    )
+
+    @st.composite
+    def events(draw: Any) -> EventLine:
+        kind = draw(
+            st.sampled_from(["quiz_correct", "quiz_incorrect"] * 3 + ["marked_done", "taught"])
+        )
+        probe = kind.startswith("quiz")
+        ref = f"r{draw(st.integers(0, 29))}"
+        turn = draw(st.sampled_from([msgspec.UNSET, 1, 2]))
+        return EventLine(
+            id=f"ev{draw(st.integers(0, 99))}",
+            ref=ref,
+            chat_id=draw(chat_ids),
+            node_id=draw(st.sampled_from([None, *NODES, *NODES])),
+            kind=kind,
+            at=moments[ref],
+            question=f"q{draw(st.integers(0, 3))}",
+            answer="a",
+            expected="x",
+            correct=(kind == "quiz_correct") if probe else None,
+            confidence=draw(st.none() | st.sampled_from([0.25, 0.6, 0.9])) if probe else None,
+            turn=turn,
+        )
+
+    mappings = st.builds(
+        lambda chat, node, prerequisite: MappingLine(
+            chat_id=chat,
+            local_id=f"plan:{node}",
+            node_id=node,
+            how="created",
+            at=T0,
+            prerequisite=prerequisite,
+        ),
+        chat_ids,
+        node_ids,
+        st.booleans(),
+    )
+    checkpoints = st.builds(
+        lambda chat, n: SessionCheckpoint(chat_id=chat, folded_at=n, run_id="run-1", at=T0),
+        chat_ids,
+        st.integers(0, 9),
+    )
+    return st.builds(
+        LedgerBatch,
+        propositions=st.lists(propositions, max_size=2),
+        edges=st.lists(edges, max_size=3),
+        events=st.lists(events(), max_size=6),
+        mappings=st.lists(mappings, max_size=2),
+        sessions=st.lists(checkpoints, max_size=2),
     )
 
 
-mappings = st.builds(
-    lambda chat, node, at, prerequisite: MappingLine(
-        chat_id=chat,
-        local_id=f"plan:{node}",
-        node_id=node,
-        how="created",
-        at=at,
-        prerequisite=prerequisite,
-    ),
-    chat_ids,
-    node_ids,
-    times,
-    st.booleans(),
-)
-checkpoints = st.builds(
-    lambda chat, n, at: SessionCheckpoint(chat_id=chat, folded_at=n, run_id="run-1", at=at),
-    chat_ids,
-    st.integers(0, 9),
-    times,
-)
-batches = st.builds(
-    LedgerBatch,
-    propositions=st.lists(propositions, max_size=2),
-    edges=st.lists(edges, max_size=3),
-    events=st.lists(events(), max_size=6),
-    mappings=st.lists(mappings, max_size=2),
-    sessions=st.lists(checkpoints, max_size=2),
+def realistic(batch: LedgerBatch, clock: datetime, shown: set[tuple[str, str]]) -> LedgerBatch:
+    """`batch` as a merge at `clock` writes it: its lines carry that moment, and the
+    prerequisite mappings the merger would never write (the chat had shown the node
+    already) are left out; `shown` accumulates across batches."""
+    kept = []
+    for m in batch.mappings:
+        if m.prerequisite and (m.chat_id, m.node_id) in shown:
+            continue
+        if not m.prerequisite:
+            shown.add((m.chat_id, m.node_id))
+        kept.append(msgspec.structs.replace(m, at=clock))
+    return LedgerBatch(
+        propositions=[msgspec.structs.replace(p, created_at=clock) for p in batch.propositions],
+        edges=[msgspec.structs.replace(e, created_at=clock) for e in batch.edges],
+        events=batch.events,
+        mappings=kept,
+        sessions=[msgspec.structs.replace(c, at=clock) for c in batch.sessions],
+    )
+
+
+def extend(lines: LedgerBatch, batch: LedgerBatch) -> None:
+    for name in ("propositions", "edges", "events", "mappings", "sessions", "audit"):
+        getattr(lines, name).extend(getattr(batch, name))
+
+
+as_ofs = st.none() | st.sampled_from(
+    [*MOMENTS, T0 - timedelta(days=1), T0 + timedelta(days=3, hours=5), T0 + timedelta(days=90)]
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(batches, st.booleans()), max_size=8))
-def test_incremental_snapshot_equals_a_derive_from_scratch(steps: list) -> None:
-    state, deriver = GraphState(), SnapshotDeriver()
-    for batch, look in steps:
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_incremental_snapshot_equals_a_derive_from_scratch_as_of_any_moment(data: Any) -> None:
+    moments = data.draw(moment_table())
+    steps = data.draw(
+        st.lists(
+            st.tuples(batches(moments), st.sampled_from(MOMENTS), st.lists(as_ofs, max_size=3)),
+            max_size=8,
+        )
+    )
+    state, deriver, lines, shown = GraphState(), SnapshotDeriver(), LedgerBatch(), set()
+    clock = T0
+    for batch, merged_at, looks in steps:
+        clock = max(clock, merged_at)
+        batch = realistic(batch, clock, shown)
+        extend(lines, batch)
         deriver.apply(state, fold_into(state, batch))
-        if look:  # snapshots taken (or not) in between must not change the outcome
-            assert same(deriver.snapshot(state), reference_snapshot(state))
-    assert same(deriver.snapshot(state), reference_snapshot(state))
-    assert same(derive_snapshot(state), reference_snapshot(state))
+        for as_of in looks:  # snapshots taken (or not) in between must not change the outcome
+            assert same(deriver.snapshot(state, as_of), reference_snapshot(lines, as_of))
+    for as_of in (None, T0 + timedelta(days=90), *MOMENTS[::3]):
+        assert same(deriver.snapshot(state, as_of), reference_snapshot(lines, as_of))
+        assert same(derive_snapshot(state, as_of), reference_snapshot(lines, as_of))
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(batches, max_size=5))
-def test_fold_into_in_steps_equals_fold_of_everything_at_once(steps: list) -> None:
+@given(st.data())
+def test_fold_into_in_steps_equals_fold_of_everything_at_once(data: Any) -> None:
+    steps = data.draw(st.lists(batches(data.draw(moment_table())), max_size=5))
     stepwise = GraphState()
     for batch in steps:
         fold_into(stepwise, batch)
@@ -347,4 +512,3 @@ def test_a_node_only_rested_on_is_unseen_until_a_chat_shows_it() -> None:
     )
     deriver.apply(state, fold_into(state, LedgerBatch(events=[probe])))
     assert states() == {"n1": "introduced", "n2": "verified"}
-    assert same(deriver.snapshot(state), reference_snapshot(state))
