@@ -18,6 +18,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "B7": ("bench.context_bench", "bench_b7"),
     "B8": ("bench.import_bench", "bench_b8"),
     "B9": ("bench.graph_bench", "bench_b9"),
+    "B10": ("bench.graph_bench", "bench_b10"),
+    "B11": ("bench.graph_bench", "bench_b11"),
 }
 
 
