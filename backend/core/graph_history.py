@@ -38,15 +38,15 @@ def state_as_of(state: GraphState, as_of: datetime) -> GraphState:
             moments.extend(at for _, at in kept)
     past.events = {ref: e for ref, e in state.events.items() if e.at <= as_of}
     moments.extend(e.at for e in past.events.values())
-    for key, mapping in state.mappings.items():
-        earlier = state.superseded.get(key)
+    for pair, mapping in state.mappings.items():
+        earlier = state.superseded.get(pair)
         if mapping.at > as_of:
             if earlier is None or earlier.at > as_of:
                 continue
             mapping = earlier
         elif earlier is not None and earlier.at <= as_of:
-            past.superseded[key] = earlier
-        past.mappings[key] = mapping
+            past.superseded[pair] = earlier
+        past.mappings[pair] = mapping
         past.local.setdefault((mapping.chat_id, mapping.local_id), mapping.node_id)
         moments.append(mapping.at)
     for chat_id, history in state.checkpoint_history.items():

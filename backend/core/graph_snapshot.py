@@ -131,12 +131,12 @@ class SnapshotDeriver:
         self._probe_total += probes
         pending.pop(None, None)  # unattributed for good: counted in the total only
         for event in lessons:
-            node_id = event.node_id
-            if node_id is None:
+            taught = event.node_id
+            if taught is None:
                 continue
-            self._taught.setdefault(node_id, []).append(event)
-            if node_id in state.nodes and state.nodes[node_id].kind == "misconception":
-                self._dirty_nodes.add(node_id)
+            self._taught.setdefault(taught, []).append(event)
+            if taught in state.nodes and state.nodes[taught].kind == "misconception":
+                self._dirty_nodes.add(taught)
         nodes, mappings = state.nodes, state.mappings
         for chat_id, node_id in delta.mappings:
             chats = self._chats.get(node_id, ())

@@ -282,7 +282,7 @@ class MemoryFold:
         """`Scheduler._next_interval`: whole days until recall reaches the desired retention."""
         decay, factor = self._c.decay, self._c.factor
         days = (stability / factor) * ((self.policy.desired_retention ** (1 / decay)) - 1)
-        return min(max(round(days), 1), self.policy.maximum_interval)
+        return min(max(round(float(days)), 1), self.policy.maximum_interval)
 
     def retrievability(self, card: MemoryCard, as_of: datetime) -> float:
         """`Scheduler.get_card_retrievability` at `as_of` (whole days since the last review)."""
