@@ -189,5 +189,6 @@ class GraphSnapshot(Body, kw_only=True, frozen=True):
     sessions: list[GraphSession] = msgspec.field(default_factory=list)
     stats: GraphStats = msgspec.field(default_factory=GraphStats)
     as_of: datetime | None = None
-    """The moment this snapshot shows (lines up to it, memory evaluated then); None: every
-    line folded, and no retrievability (a snapshot of no particular moment)."""
+    """The moment this snapshot shows (lines up to it, memory evaluated then). None: every
+    line folded, no retrievability, and no `fading` or `resolved` state (the view for
+    readers that predate the learner model)."""

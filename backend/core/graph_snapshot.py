@@ -5,7 +5,10 @@ only what they touched: the nodes that got a probe, a mapping or were created, t
 that got a chat or an endpoint, the sessions when a checkpoint or mapping arrived. Its
 snapshot equals `derive_snapshot(state)` from scratch (a property test holds it to that).
 
-Every snapshot is *as of* a moment (`as_of`; None: every folded line, no retrievability).
+Every snapshot is *as of* a moment (`as_of`). None is the view for readers that predate the
+learner model (the server's `GraphReader` until it is given its clock): every folded line,
+memory without retrievability, and neither `fading` nor `resolved` (readers that index by
+state would not know them); once every reader passes a moment, that view can go.
 Each node with probes carries its FSRS memory (`backend.core.memory`), its card folded
 incrementally like its probes. Moving `as_of` forward re-derives only the nodes whose
 retrievability changed since the last snapshot: it is constant within each whole day after
@@ -290,7 +293,7 @@ class SnapshotDeriver:
                 filed.append((valid_until, node_id))
             fading = recall is not None and recall < self._retention
         resolved = None
-        if line.kind == "misconception":
+        if line.kind == "misconception" and self._as_of is not None:
             taught = self._taught.get(node_id, ())
             resolved = resolution(resolving_probe(line, self._events.get(node_id, ()), taught))
         return GraphNode(

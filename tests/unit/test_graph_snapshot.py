@@ -167,7 +167,7 @@ def reference_snapshot(lines: LedgerBatch, as_of: datetime | None = None) -> Gra
         seen = sorted(probes.get(node_id, []), key=lambda e: (e.at, e.ref))
         memory = reference_memory(seen, as_of)
         resolved = None
-        if line.kind == "misconception":
+        if line.kind == "misconception" and as_of is not None:
             resolved = reference_resolution(line, seen, taught.get(node_id, []))
         derived = reference_state(line, seen, node_id in rested, memory, resolved)
         by_state[derived] = by_state.get(derived, 0) + 1

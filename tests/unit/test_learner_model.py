@@ -173,6 +173,10 @@ def test_a_misconception_resolves_on_an_unaided_right_answer_in_a_later_session(
     # Before that answer, it was open: time travel shows it so.
     before = by_id(snapshot(T0 + 2 * DAY, misconception(), LedgerBatch(events=[later])))["m"]
     assert before.state == "misconception" and before.resolution is None
+    # A snapshot of no moment (what readers that predate the learner model get) never
+    # shows the new states.
+    timeless = by_id(snapshot(None, misconception(), LedgerBatch(events=[later])))["m"]
+    assert (timeless.state, timeless.resolution) == ("misconception", None)
 
 
 def test_a_resolved_misconception_reopens_on_a_wrong_answer_and_resolves_again_later() -> None:
