@@ -219,16 +219,18 @@ class MemoryFold:
         w11, neg_w12, w13, w14 = c.w11, c.neg_w12, c.w13, c.w14
         forget_divisor, neg_w19 = c.forget_divisor, c.neg_w19
         e = math.e
+        lowest, easiest, hardest = STABILITY_MIN, MIN_DIFFICULTY, MAX_DIFFICULTY
+        guessing_below, sure_from = GUESSING_BELOW, SURE_FROM
         for probe in rest:
             # `rating`, inlined: Again 1, Hard 2, Good 3, Easy 4
             if probe.correct:
                 confidence = probe.confidence
                 if confidence is None:
                     r = 3
-                elif confidence < GUESSING_BELOW:
+                elif confidence < guessing_below:
                     r = 2
                 else:
-                    r = 4 if confidence >= SURE_FROM else 3
+                    r = 4 if confidence >= sure_from else 3
             else:
                 r = 1
             at = probe.at
@@ -260,16 +262,16 @@ class MemoryFold:
                     if r != 3:
                         growth = growth * recall_bonus[r]
                     stability = stability * (1 + growth)
-            if stability < STABILITY_MIN:
-                stability = STABILITY_MIN
+            if stability < lowest:
+                stability = lowest
             # `_next_difficulty`: linear damping (none for Good), mean reversion to Easy's
             if r != 3:
                 difficulty = difficulty + (10.0 - difficulty) * difficulty_delta[r] / 9.0
             difficulty = mean_target + keep * difficulty
-            if difficulty < MIN_DIFFICULTY:
-                difficulty = MIN_DIFFICULTY
-            elif difficulty > MAX_DIFFICULTY:
-                difficulty = MAX_DIFFICULTY
+            if difficulty < easiest:
+                difficulty = easiest
+            elif difficulty > hardest:
+                difficulty = hardest
         return MemoryCard(
             stability=stability,
             difficulty=difficulty,
