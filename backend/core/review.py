@@ -40,6 +40,11 @@ RISKY: dict[NodeState, RiskReason] = {
 }
 BRIEF_PROBES = 3
 """The most recent probes of each item a review session's teacher gets."""
+QUEUE_LIMIT = 50
+"""Items a queue holds by default: home shows the count (`total`) and the top reasons, a
+review session takes the first few; every node is ranked either way. After months away
+nearly every node is due, and a sentence for each of 9k items costs more than the ranking
+(B10)."""
 
 
 def prerequisite_risks(snapshot: GraphSnapshot) -> dict[str, list[PrerequisiteRisk]]:
@@ -201,10 +206,13 @@ def _ranked(
 
 
 def review_queue(
-    snapshot: GraphSnapshot, policy: MemoryPolicy | None = None, *, limit: int | None = None
+    snapshot: GraphSnapshot,
+    policy: MemoryPolicy | None = None,
+    *,
+    limit: int | None = QUEUE_LIMIT,
 ) -> ReviewQueue:
     """The review queue of `snapshot` (derived as of a moment), most urgent first (see the
-    module); `limit` keeps the first items (the ranking covers every node either way).
+    module): its first `limit` items (None: all), and in `total` how many nodes are queued.
     `ValueError` for a snapshot of no moment."""
     as_of = snapshot.as_of
     if as_of is None:

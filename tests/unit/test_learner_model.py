@@ -347,10 +347,12 @@ def test_a_shaky_prerequisite_not_yet_due_is_queued_for_what_requires_it() -> No
     assert items["belief"].reason == "misconception_open"
 
 
-def test_limit_keeps_the_most_urgent_items() -> None:
+def test_limit_keeps_the_most_urgent_items_and_total_counts_them_all() -> None:
     snap = snapshot(T0 + 3 * DAY, queue_graph())
-    full = review_queue(snap)
-    assert review_queue(snap, limit=2).items == full.items[:2]
+    full = review_queue(snap, limit=None)
+    assert full.total == len(full.items) == 6
+    two = review_queue(snap, limit=2)
+    assert (two.items, two.total) == (full.items[:2], 6)
 
 
 def test_the_queue_needs_a_moment() -> None:
