@@ -14,7 +14,7 @@ export REFLEX_TELEMETRY_ENABLED := false
 TYPED := shared_contracts backend
 NOT_YET_TYPED := backend/(replay/|tracing/|server/(turn/|(chats|chat_handler|dispatch|errors|replay[a-z_]*|routes|services|tracing[a-z_]*|turn_service|ws)\.py))
 
-.PHONY: setup run serve test suite browser e2e lint schema contract bench pedagogy soak browser-deps clean
+.PHONY: setup run serve test suite browser e2e lint schema contract bench pedagogy soak browser-deps pg-deps clean
 
 setup: $(STAMP)
 
@@ -41,7 +41,7 @@ lint: setup
 # Browser tests run in their own pytest process (Playwright and pytest-asyncio clash).
 test: lint suite browser
 
-suite: setup
+suite: setup pg-deps
 	$(BIN)/python -m pytest -q -m "not browser and not soak"
 
 browser: setup browser-deps
@@ -55,6 +55,14 @@ browser-deps:
 	    echo "installing Debian chromium for browser tests"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "browser tests need chromium: apt-get install -y chromium"; exit 1; fi; }
+
+# The store tests start a throwaway PostgreSQL server (tests/pg_cluster.py): the Debian package.
+pg-deps:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian postgresql-15 for the PostgreSQL store tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null; \
+	  else echo "the store tests need a PostgreSQL server: apt-get install -y postgresql-15"; exit 1; fi; }
 
 schema: setup
 	$(BIN)/python -m shared_contracts.snapshot --write tests/contract/schema_snapshot.json

@@ -104,7 +104,8 @@ class LedgerBatch:
 
 @dataclass(frozen=True, slots=True)
 class LedgerCursor:
-    """Byte offsets into each ledger file: where the next incremental read starts."""
+    """Where the next incremental read of each ledger starts, in the adapter's own unit
+    (byte offsets into files, line positions in tables); opaque to everyone else."""
 
     offsets: tuple[tuple[str, int], ...] = ()
 

@@ -1,22 +1,57 @@
 """THE storage composition root: the one place that chooses how chats, graph, jobs and traces
-are stored (JSON/JSONL files under the data dir) and the only importer of `backend.store`."""
+are stored (JSON/JSONL files under the data dir, or PostgreSQL with `LH_DATABASE_URL`) and
+the only importer of `backend.store`."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from backend.core.ids import require_id
 from backend.core.ports import ChatStore, GraphStore, JobStore, TraceStore
-from backend.store.errors import AlreadyExists, DiskError
+from backend.store.errors import (
+    AlreadyExists,
+    DatabaseError,
+    DatabaseUnavailable,
+    DiskError,
+    SchemaTooNew,
+)
 from backend.store.fileops import CrashingFileOps, FileOps, OsFileOps
-from backend.store.json_chat_store import JsonChatStore
-from backend.store.json_job_store import JsonJobStore
+from backend.store.json_chat_store import CHAT_CACHE_BYTES, JsonChatStore
+from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
 from backend.store.jsonl_graph_store import JsonlGraphStore
 from backend.store.jsonl_trace_store import JsonlTraceStore
+from backend.store.pg.database import PgDatabase, open_database
+from backend.store.pg.pg_chat_store import PgChatStore
+from backend.store.pg.pg_graph_store import PgGraphStore
+from backend.store.pg.pg_job_store import PgJobStore
+from backend.store.pg.pg_trace_store import PgTraceStore
+from backend.store.record_cache import CacheView, RecordCache
 from backend.store.verify import verify_data_dir
+from shared_contracts.chat import ChatRecord
+from shared_contracts.jobs import Job
 
-__all__ = ["AlreadyExists", "DiskError", "Stores", "build_stores", "read_graph", "verify"]
+__all__ = [
+    "LOCAL_LEARNER",
+    "AlreadyExists",
+    "DatabaseError",
+    "DatabaseUnavailable",
+    "DiskError",
+    "FileStoreFactory",
+    "PgStoreFactory",
+    "SchemaTooNew",
+    "StoreFactory",
+    "Stores",
+    "build_stores",
+    "is_database_url",
+    "open_store_factory",
+    "read_graph",
+    "verify",
+]
 
 FAULT_CRASH_ENV = "LH_FAULT_CRASH_AT"
 """TEST-ONLY: `op[@path-fragment]:n` makes the process exit abruptly at that file operation
@@ -61,3 +96,88 @@ def _default_fileops() -> FileOps:
 def verify(data_dir: Path) -> list[str]:
     """The problems `harness verify` reports for `data_dir` (empty when sound); read-only."""
     return verify_data_dir(Path(data_dir))
+
+
+LOCAL_LEARNER = "local"
+"""The learner of `LH_AUTH=local`: its files are `LH_DATA_DIR` itself, its rows carry this id
+(account ids are drawn with a prefix, so none is ever `local`)."""
+
+
+class StoreFactory(Protocol):
+    """Hands out one learner's `Stores`. An adapter is bound to its learner when it is
+    built (a directory, or a learner id in every row and every query), so nothing reached
+    through a learner's `Stores` can name another learner's data. Cheap: the same learner
+    gets the same `Stores` (their locks and caches must be one per learner and process)."""
+
+    def for_learner(self, learner_id: str) -> Stores: ...
+
+
+class FileStoreFactory:
+    """Learners' stores on files: `data_dir` for the local learner, `data_dir/learners/<id>/`
+    for each other one. The chat and job caches are one budget shared by every learner."""
+
+    def __init__(self, data_dir: Path, *, fs: FileOps | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self._fs = fs
+        self._stores: dict[str, Stores] = {}
+        self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
+        self._jobs: RecordCache[Job] = RecordCache(JOB_CACHE_BYTES)
+
+    def root(self, learner_id: str) -> Path:
+        learner = require_id(learner_id, "learner id")
+        return self.data_dir if learner == LOCAL_LEARNER else self.data_dir / "learners" / learner
+
+    def for_learner(self, learner_id: str) -> Stores:
+        stores = self._stores.get(learner_id)
+        if stores is None:
+            root, fs, ns = self.root(learner_id), self._fs or _default_fileops(), f"{learner_id}/"
+            stores = self._stores[learner_id] = Stores(
+                chats=JsonChatStore(root, fs, cache=CacheView(self._chats, ns)),
+                graph=JsonlGraphStore(root, fs),
+                jobs=JsonJobStore(root, fs, cache=CacheView(self._jobs, ns)),
+                traces=JsonlTraceStore(root, fs),
+            )
+        return stores
+
+
+class PgStoreFactory:
+    """Learners' stores on one PostgreSQL database (one pool per process); the chat cache is
+    one budget shared by every learner."""
+
+    def __init__(self, db: PgDatabase) -> None:
+        self.db = db
+        self._stores: dict[str, Stores] = {}
+        self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
+
+    def for_learner(self, learner_id: str) -> Stores:
+        stores = self._stores.get(learner_id)
+        if stores is None:
+            stores = self._stores[learner_id] = Stores(
+                chats=PgChatStore(self.db, learner_id, cache=self._chats),
+                graph=PgGraphStore(self.db, learner_id),
+                jobs=PgJobStore(self.db, learner_id),
+                traces=PgTraceStore(self.db, learner_id),
+            )
+        return stores
+
+
+def is_database_url(value: str) -> bool:
+    """Whether `value` names a PostgreSQL database (`postgresql://` or `postgres://`)."""
+    return value.startswith(DATABASE_SCHEMES)
+
+
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+@asynccontextmanager
+async def open_store_factory(
+    data_dir: Path, database_url: str | None = None
+) -> AsyncIterator[StoreFactory]:
+    """Where every learner's data lives, for the block: files under `data_dir`, or (with a
+    `database_url`) PostgreSQL, its schema migrated first (`SchemaTooNew` if the database
+    is ahead of this code, `DatabaseUnavailable` if it cannot be reached)."""
+    if not database_url:
+        yield FileStoreFactory(data_dir)
+        return
+    async with open_database(database_url) as db:
+        yield PgStoreFactory(db)

@@ -13,6 +13,7 @@ import msgspec
 from backend.core.errors import CorruptRecord
 from backend.store.chat_encoding import ChatEncoder
 from backend.store.fileops import FileOps, OsFileOps
+from backend.store.record_cache import CacheView
 from backend.store.records import RecordDir
 from shared_contracts.chat import ChatRecord, ChatSummary
 
@@ -45,7 +46,12 @@ class JsonChatStore:
     """One JSON file per chat; `create` refuses a taken id; `update` never loses a write."""
 
     def __init__(
-        self, root: Path, fs: FileOps | None = None, *, cache_bytes: int = CHAT_CACHE_BYTES
+        self,
+        root: Path,
+        fs: FileOps | None = None,
+        *,
+        cache_bytes: int = CHAT_CACHE_BYTES,
+        cache: CacheView[ChatRecord] | None = None,
     ) -> None:
         self._encoder = ChatEncoder()
         self._dir = RecordDir(
@@ -56,6 +62,7 @@ class JsonChatStore:
             unverified=new_messages_only,
             encode=self._encoder.encode,
             cache_bytes=cache_bytes,
+            cache=cache,
         )
         self._summary = msgspec.json.Decoder(_SummaryFields)
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from backend.store.fileops import FileOps, OsFileOps
+from backend.store.record_cache import CacheView
 from backend.store.records import RecordDir
 from shared_contracts.jobs import Job
 
@@ -17,10 +18,20 @@ class JsonJobStore:
     """One JSON file per job; saves of one job keep their call order."""
 
     def __init__(
-        self, root: Path, fs: FileOps | None = None, *, cache_bytes: int = JOB_CACHE_BYTES
+        self,
+        root: Path,
+        fs: FileOps | None = None,
+        *,
+        cache_bytes: int = JOB_CACHE_BYTES,
+        cache: CacheView[Job] | None = None,
     ) -> None:
         self._dir = RecordDir(
-            os.path.join(root, "jobs"), "job", Job, fs or OsFileOps(), cache_bytes=cache_bytes
+            os.path.join(root, "jobs"),
+            "job",
+            Job,
+            fs or OsFileOps(),
+            cache_bytes=cache_bytes,
+            cache=cache,
         )
 
     async def save(self, job: Job) -> None:

@@ -1,5 +1,5 @@
-"""Decoded records kept by id, each valid only while its file is the one it was read or
-written as, so a read of an unchanged record costs a `stat`, not a decode.
+"""Decoded records kept by id, each valid only while its file (or row) is the one it was
+read or written as, so a read of an unchanged record costs a `stat`, not a decode.
 
 A chat record is decoded whole, so a turn that reads its chat ten times paid ten decodes
 of a record that grows with the chat. The cache holds an entry weakly while anyone uses
@@ -16,9 +16,17 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class Identity(Protocol):
+    """What a cached record is checked against: equal only for the very same version of
+    it. `size` (its encoded bytes) counts against the cache's budget."""
+
+    @property
+    def size(self) -> int: ...
 
 
 class FileIdentity(NamedTuple):
@@ -31,7 +39,7 @@ class FileIdentity(NamedTuple):
 
 
 class _Entry(NamedTuple, Generic[T]):
-    identity: FileIdentity
+    identity: Identity
     ref: weakref.ref[T] | None  # None: the type takes no weak references; `keep` holds it
 
 
@@ -63,7 +71,7 @@ class RecordCache(Generic[T]):
         """File bytes of the records held strongly for recency (pins aside)."""
         return self._recent_bytes
 
-    def get(self, record_id: str, identity: FileIdentity) -> T | None:
+    def get(self, record_id: str, identity: Identity) -> T | None:
         entry = self._entries.get(record_id)
         if entry is None or entry.identity != identity:
             return None
@@ -73,13 +81,20 @@ class RecordCache(Generic[T]):
         self._hold(record_id, identity.size, record)
         return record
 
-    def put(self, record_id: str, identity: FileIdentity, record: T) -> None:
+    def put(self, record_id: str, identity: Identity, record: T) -> None:
         try:
             ref: weakref.ref[T] | None = weakref.ref(record, self._dropper(record_id))
         except TypeError:  # a Struct without `weakref=True`
             ref = None
         self._entries[record_id] = _Entry(identity, ref)
         self._hold(record_id, identity.size, record)
+
+    def entry(self, record_id: str) -> tuple[Identity, T] | None:
+        """(the identity it was cached for, the record), if one is still in memory: what a
+        store checks with the owner of the data before using it."""
+        entry = self._entries.get(record_id)
+        record = self._alive(record_id) if entry is not None else None
+        return None if entry is None or record is None else (entry.identity, record)
 
     def discard(self, record_id: str) -> None:
         """Forget a record whose file may have changed in a way we cannot name (a failed
@@ -151,3 +166,34 @@ class RecordCache(Generic[T]):
                     del cache._entries[record_id]
 
         return drop
+
+
+class CacheView(Generic[T]):
+    """One learner's part of a `RecordCache` shared by every learner's store in a process
+    (so the memory budget is one, however many learners): the same calls, each key
+    prefixed with the namespace."""
+
+    def __init__(self, cache: RecordCache[T], namespace: str) -> None:
+        self.cache = cache
+        self._ns = namespace
+
+    def get(self, record_id: str, identity: Identity) -> T | None:
+        return self.cache.get(self._ns + record_id, identity)
+
+    def put(self, record_id: str, identity: Identity, record: T) -> None:
+        self.cache.put(self._ns + record_id, identity, record)
+
+    def entry(self, record_id: str) -> tuple[Identity, T] | None:
+        return self.cache.entry(self._ns + record_id)
+
+    def discard(self, record_id: str) -> None:
+        self.cache.discard(self._ns + record_id)
+
+    def pin(self, record_id: str) -> None:
+        self.cache.pin(self._ns + record_id)
+
+    def unpin(self, record_id: str) -> None:
+        self.cache.unpin(self._ns + record_id)
+
+    def latest(self, record_id: str) -> T | None:
+        return self.cache.latest(self._ns + record_id)

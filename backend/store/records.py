@@ -17,7 +17,7 @@ from backend.store.errors import AlreadyExists, storage_error
 from backend.store.fileops import FileOps
 from backend.store.keyed_locks import KeyedLocks
 from backend.store.paths import id_path
-from backend.store.record_cache import FileIdentity, RecordCache
+from backend.store.record_cache import CacheView, FileIdentity, RecordCache
 
 T = TypeVar("T", bound=msgspec.Struct)
 R = TypeVar("R")
@@ -39,19 +39,24 @@ class RecordDir(Generic[T]):
         unverified: Callable[[T, T], T] | None = None,
         encode: Callable[[str, T], bytes] | None = None,
         cache_bytes: int,
+        cache: CacheView[T] | None = None,
     ) -> None:
         """`unverified(old, new)`: the part of `new` that `old` (already known to read back)
         does not vouch for; an update checks only that part reads back, not the whole.
         `encode(id, record)`: the record's bytes (a faster equal of the plain encoder) for
         the updates that check only the unverified part.
-        `cache_bytes`: how much (in file bytes) of recently used records stays decoded."""
+        `cache_bytes`: how much (in file bytes) of recently used records stays decoded;
+        `cache`: this directory's part of a cache shared with others (then `cache_bytes`
+        is that cache's business)."""
         self.directory = directory
         self.kind = kind
         self.fs = fs
         self._encoder = msgspec.json.Encoder()
         self._decoder = msgspec.json.Decoder(type_)
         self._locks = KeyedLocks()
-        self._cache: RecordCache[T] = RecordCache(cache_bytes)
+        self._cache: RecordCache[T] | CacheView[T] = (
+            cache if cache is not None else RecordCache(cache_bytes)
+        )
         self._unverified = unverified
         self._encode_update = encode or (lambda _id, record: self._encoder.encode(record))
         try:
