@@ -26,10 +26,12 @@ from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
 from backend.store.jsonl_graph_store import JsonlGraphStore
 from backend.store.jsonl_trace_store import JsonlTraceStore
 from backend.store.pg.database import PgDatabase, open_database
+from backend.store.pg.moving import DataDirUnsound, Moved, move_data_dir
 from backend.store.pg.pg_chat_store import PgChatStore
 from backend.store.pg.pg_graph_store import PgGraphStore
 from backend.store.pg.pg_job_store import PgJobStore
 from backend.store.pg.pg_trace_store import PgTraceStore
+from backend.store.pg.pg_verify import verify_database
 from backend.store.record_cache import CacheView, RecordCache
 from backend.store.verify import verify_data_dir
 from shared_contracts.chat import ChatRecord
@@ -38,19 +40,23 @@ from shared_contracts.jobs import Job
 __all__ = [
     "LOCAL_LEARNER",
     "AlreadyExists",
+    "DataDirUnsound",
     "DatabaseError",
     "DatabaseUnavailable",
     "DiskError",
     "FileStoreFactory",
+    "Moved",
     "PgStoreFactory",
     "SchemaTooNew",
     "StoreFactory",
     "Stores",
     "build_stores",
     "is_database_url",
+    "migrate_into_database",
     "open_store_factory",
     "read_graph",
     "verify",
+    "verify_database_at",
 ]
 
 FAULT_CRASH_ENV = "LH_FAULT_CRASH_AT"
@@ -181,3 +187,17 @@ async def open_store_factory(
         return
     async with open_database(database_url) as db:
         yield PgStoreFactory(db)
+
+
+async def migrate_into_database(data_dir: Path, database_url: str) -> list[Moved]:
+    """`harness migrate --to URL`: every learner's files under `data_dir` copied into the
+    database (migrated first), read back equal and verified; the files are only read."""
+    async with open_database(database_url) as db:
+        return await move_data_dir(Path(data_dir), db, LOCAL_LEARNER)
+
+
+async def verify_database_at(database_url: str) -> list[str]:
+    """The problems `harness verify` reports for the database (empty when sound); read-only
+    (an outdated schema is reported, not migrated)."""
+    async with open_database(database_url, migrate_schema=False, min_size=1, max_size=2) as db:
+        return await verify_database(db)

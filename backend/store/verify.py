@@ -1,33 +1,25 @@
-"""`harness verify`: a read-only integrity check of a data dir; returns the problems found."""
+"""`harness verify`: a read-only integrity check of a data dir; returns the problems found.
+`read_data_dir` is the same strict read, also handing back what it decoded (what
+`harness migrate` copies)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
 from backend.core.errors import CorruptRecord, HarnessError
 from backend.store.fileops import FileOps, OsFileOps
+from backend.store.invariants import HasId, LearnerData, check_all
 from backend.store.jsonl import complete_prefix, decode_lines
 from backend.store.jsonl_graph_store import LEDGER_TYPES
-from shared_contracts.chat import ChatRecord, ToolPart
-from shared_contracts.graph import SessionCheckpoint
-from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
+from shared_contracts.chat import ChatRecord
+from shared_contracts.jobs import Job
 from shared_contracts.trace import AnyTraceEvent
 
-
-class _HasId(Protocol):
-    @property
-    def id(self) -> str: ...
-
-
-R = TypeVar("R", bound=_HasId)
-
-QUESTION_TOOLS = frozenset({"quiz", "ask_user_question"})  # wait for the learner, no job
-ID_LEDGERS = ("propositions", "edges", "events")
+R = TypeVar("R", bound=HasId)
 
 
 def verify_data_dir(root: Path, fs: FileOps | None = None) -> list[str]:
@@ -38,22 +30,26 @@ def verify_data_dir(root: Path, fs: FileOps | None = None) -> list[str]:
     checkpoint's `folded_at` is within its chat, and no tool part is orphaned (pending with
     its job terminal or missing, or never started). Never writes.
     """
+    return read_data_dir(root, fs)[1]
+
+
+def read_data_dir(root: Path, fs: FileOps | None = None) -> tuple[LearnerData, list[str]]:
+    """(what `root` holds that decodes, the problems `verify_data_dir` reports); never
+    writes. A trace's undecodable last line (a torn tail the store tolerates) is left out."""
     fs = fs or OsFileOps()
     problems: list[str] = []
-    chats = _records(fs, os.path.join(root, "chats"), ChatRecord, problems)
-    jobs = _records(fs, os.path.join(root, "jobs"), Job, problems)
-    ledgers = {
-        name: _ledger(fs, os.path.join(root, "graph", f"{name}.jsonl"), t, problems)
-        for name, t in LEDGER_TYPES.items()
-    }
-    for name in ID_LEDGERS:
-        problems += _duplicates(name, ledgers[name])
-    problems += _checkpoints(ledgers["sessions"], chats)
-    for chat in chats.values():
-        problems += _orphans(chat, jobs)
-    problems += _traces(fs, os.path.join(root, "traces"))
+    data = LearnerData(
+        chats=_records(fs, os.path.join(root, "chats"), ChatRecord, problems),
+        jobs=_records(fs, os.path.join(root, "jobs"), Job, problems),
+        ledgers={
+            name: _ledger(fs, os.path.join(root, "graph", f"{name}.jsonl"), t, problems)
+            for name, t in LEDGER_TYPES.items()
+        },
+    )
+    problems += check_all(lambda name: f"graph/{name}.jsonl", data.chats, data.jobs, data.ledgers)
+    data.traces = _traces(fs, os.path.join(root, "traces"), problems)
     prefix = os.path.join(root, "")
-    return list(dict.fromkeys(p.replace(prefix, "") for p in problems))
+    return data, list(dict.fromkeys(p.replace(prefix, "") for p in problems))
 
 
 def _names(fs: FileOps, directory: str, suffix: str) -> list[str]:
@@ -97,66 +93,30 @@ def _ledger(fs: FileOps, path: str, type_: type[msgspec.Struct], problems: list[
         return []
 
 
-def _duplicates(name: str, lines: Sequence[_HasId]) -> list[str]:
-    seen: set[str] = set()
-    dupes: set[str] = set()
-    for line in lines:
-        (dupes if line.id in seen else seen).add(line.id)
-    return [f"graph/{name}.jsonl: duplicate id {d!r}" for d in sorted(dupes)]
-
-
-def _checkpoints(sessions: list[SessionCheckpoint], chats: dict[str, ChatRecord]) -> list[str]:
-    out = []
-    for cp in sessions:
-        chat = chats.get(cp.chat_id)
-        if chat is None:
-            out.append(f"graph/sessions.jsonl: checkpoint for missing chat {cp.chat_id!r}")
-        elif cp.folded_at > len(chat.messages):
-            out.append(
-                f"graph/sessions.jsonl: checkpoint of chat {cp.chat_id!r} is ahead of it "
-                f"(folded_at {cp.folded_at} > {len(chat.messages)} messages)"
-            )
-    return out
-
-
-def _orphans(chat: ChatRecord, jobs: dict[str, Job]) -> list[str]:
-    out = []
-    for message in chat.messages:
-        for part in message.parts:
-            if isinstance(part, ToolPart) and (why := _orphaned(part, jobs)):
-                out.append(f"chat {chat.id!r} message {message.id!r}: {part.tool_call_id} {why}")
-    return out
-
-
-def _orphaned(part: ToolPart, jobs: dict[str, Job]) -> str:
-    if part.state == "input-streaming":
-        return "left streaming"
-    if part.state != "input-available":
-        return ""
-    if part.job_id is not None:
-        job = jobs.get(part.job_id)
-        if job is None:
-            return f"waits for missing job {part.job_id!r}"
-        if job.status in TERMINAL_JOB_STATUSES:
-            return f"waits for job {part.job_id!r} which is {job.status}"
-        return ""
-    if part.tool_name not in QUESTION_TOOLS:
-        return f"({part.tool_name}) pending with no job"
-    return ""
-
-
-def _traces(fs: FileOps, directory: str) -> list[str]:
+def _traces(fs: FileOps, directory: str, problems: list[str]) -> dict[str, list[AnyTraceEvent]]:
     decoder = msgspec.json.Decoder(AnyTraceEvent)
-    out = []
+    out: dict[str, list[AnyTraceEvent]] = {}
     for name in _names(fs, directory, ".jsonl"):
         path = os.path.join(directory, name)
         try:
-            data = fs.read(path)
-            body = data[: complete_prefix(data)]
-            # The trace store tolerates a bad last line, so only the lines before it count.
-            decode_lines(decoder, body[: complete_prefix(body[:-1])], path, 1)
+            events = _trace(fs, decoder, path)
         except CorruptRecord as exc:
-            out.append(f"{path}:{exc.line}: does not decode: {exc.detail}")
+            problems.append(f"{path}:{exc.line}: does not decode: {exc.detail}")
         except (HarnessError, OSError) as exc:
-            out.append(f"{path}: {exc}")
+            problems.append(f"{path}: {exc}")
+        else:
+            if events:  # an empty log is no log (what a table holds for it)
+                out[name.removesuffix(".jsonl")] = events
     return out
+
+
+def _trace(
+    fs: FileOps, decoder: msgspec.json.Decoder[AnyTraceEvent], path: str
+) -> list[AnyTraceEvent]:
+    data = fs.read(path)
+    body = data[: complete_prefix(data)]
+    try:
+        return decode_lines(decoder, body, path, 1)
+    except CorruptRecord:
+        # The trace store tolerates a bad last line, so only the lines before it count.
+        return decode_lines(decoder, body[: complete_prefix(body[:-1])], path, 1)

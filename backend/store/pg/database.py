@@ -127,17 +127,19 @@ async def open_database(
     min_size: int = POOL_MIN,
     max_size: int = POOL_MAX,
     acquire_timeout_s: float = ACQUIRE_TIMEOUT_S,
+    migrate_schema: bool = True,
 ) -> AsyncIterator[PgDatabase]:
     """The database at `url`, its schema migrated to this code's (`SchemaTooNew` if the
-    database is ahead), for the block; the pool is closed after it. `DatabaseUnavailable`
-    at once, with the server's reason, when it cannot be reached."""
+    database is ahead; `migrate_schema=False` for read-only uses), for the block; the
+    pool is closed after it. `DatabaseUnavailable` at once, with the server's reason,
+    when it cannot be reached."""
     kwargs: dict[str, Any] = {
         "autocommit": True,
         "context": _adapters(),
         "connect_timeout": CONNECT_TIMEOUT_S,
         "application_name": "learning-harness",
     }
-    await _migrate(url, kwargs)
+    await _first_contact(url, kwargs, migrate_schema)
     pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
         url,
         min_size=min_size,
@@ -158,13 +160,16 @@ async def open_database(
         await pool.close()
 
 
-async def _migrate(url: str, kwargs: dict[str, Any]) -> None:
-    """Migrate on a connection of its own: the first contact, so a wrong URL, a refused
-    connection or a bad password is reported as the server said it."""
+async def _first_contact(url: str, kwargs: dict[str, Any], migrate_schema: bool) -> None:
+    """Connect once (and migrate) before the pool: a wrong URL, a refused connection or a
+    bad password is reported at once, as the server said it."""
     try:
         conn = await psycopg.AsyncConnection.connect(url, **kwargs)
     except psycopg.Error as exc:
         raise DatabaseUnavailable(f"cannot reach the database: {_one_line(exc)}") from exc
+    if not migrate_schema:
+        await conn.close()
+        return
     try:
         applied = await migrate(conn)
     except psycopg.Error as exc:
