@@ -136,7 +136,7 @@ class FileStoreFactory:
     def for_learner(self, learner_id: str) -> Stores:
         stores = self._stores.get(learner_id)
         if stores is None:
-            root, fs, ns = self.root(learner_id), self._fs or _default_fileops(), f"{learner_id}/"
+            root, fs, ns = self.root(learner_id), self._fs or OsFileOps(), f"{learner_id}/"
             stores = self._stores[learner_id] = Stores(
                 chats=JsonChatStore(root, fs, cache=CacheView(self._chats, ns)),
                 graph=JsonlGraphStore(root, fs),
