@@ -125,8 +125,13 @@ def _fresh(pg: PgStoreFactory, learner: str):
     return PgStoreFactory(pg.db).for_learner(learner)
 
 
-async def test_a_sql_error_is_a_typed_storage_error(pg, pg_url):
-    learner = new_learner()
+async def test_a_sql_error_is_a_typed_storage_error(pg_cluster, tmp_path):
+    pg_url = pg_cluster.create_database()  # its own: the constraint below holds for every row
+    async with open_store_factory(tmp_path, pg_url) as pg:
+        await _sql_error_is_typed(pg, pg_url, new_learner())
+
+
+async def _sql_error_is_typed(pg, pg_url, learner):
     await pg.for_learner(learner).chats.create(chat())
     sql(pg_url, "ALTER TABLE chats ADD CONSTRAINT no_turns_over_2 CHECK (turns <= 2)")
     try:
