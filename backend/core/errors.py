@@ -10,12 +10,15 @@
     │   └── PlanError             a plan operation that breaks the tree's invariants
     ├── GradingError              an answer of the wrong shape for its question
     ├── ModelError                a model call failed (after retries when retryable)
+    ├── MaterialRejected          an upload that cannot become a material (and why)
     └── Busy                      a turn or run is already in progress
 
 Transports map these to frames and status codes once, in `backend.server`.
 """
 
 from __future__ import annotations
+
+from shared_contracts.materials import IngestErrorCode
 
 
 class HarnessError(Exception):
@@ -91,6 +94,18 @@ class ModelError(HarnessError):
 
     def public_message(self) -> str:
         return self.public if self.public is not None else super().public_message()
+
+
+class MaterialRejected(HarnessError):
+    """An uploaded file that cannot become a material; `reason` says why in one word (see
+    `IngestErrorCode`: too_large, unsupported_type, mismatch, encrypted, no_text, empty,
+    unreadable), the message in a sentence for the learner."""
+
+    code = "material_rejected"
+
+    def __init__(self, reason: IngestErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.reason: IngestErrorCode = reason
 
 
 class Busy(HarnessError):

@@ -22,6 +22,7 @@ from shared_contracts.graph import (
     SessionCheckpoint,
 )
 from shared_contracts.jobs import Job
+from shared_contracts.materials import Material, MaterialHit, MaterialText
 from shared_contracts.model_io import ModelEvent, ModelRequest
 from shared_contracts.trace import AnyTraceEvent
 
@@ -137,3 +138,29 @@ class TraceStore(Protocol):
     async def append(self, chat_id: str, events: list[AnyTraceEvent]) -> None: ...
 
     async def read(self, chat_id: str) -> list[AnyTraceEvent]: ...
+
+
+class MaterialStore(Protocol):
+    """A learner's documents: `add` keeps one whole (record, text, original, index) or nothing;
+    `remove` drops all of it, its index entries included."""
+
+    async def add(self, material: Material, text: MaterialText, original: bytes) -> None: ...
+
+    async def get(self, material_id: str) -> Material: ...
+
+    async def list_all(self) -> list[Material]: ...
+
+    async def text(self, material_id: str) -> MaterialText: ...
+
+    async def remove(self, material_id: str) -> None: ...
+
+
+class SearchPort(Protocol):
+    """Full-text search over a learner's materials: the best chunks for `query` (BM25), of
+    one material or all, maybe none; and the stored page text a quote is checked against."""
+
+    async def search(
+        self, query: str, *, limit: int = 8, material_id: str | None = None
+    ) -> list[MaterialHit]: ...
+
+    async def page_text(self, material_id: str, page: int) -> str: ...

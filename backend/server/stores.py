@@ -1,6 +1,7 @@
 """THE storage composition root: the one place that chooses how chats, graph, jobs and traces
 are stored (JSON/JSONL files under the data dir, or PostgreSQL with `LH_DATABASE_URL`) and
-the only importer of `backend.store`."""
+the only importer of `backend.store`. A learner's materials are files with an SQLite FTS5
+index under the learner's directory either way (a PostgreSQL adapter is not written yet)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from pathlib import Path
 from typing import Protocol
 
 from backend.core.ids import require_id
-from backend.core.ports import ChatStore, GraphStore, JobStore, TraceStore
+from backend.core.ports import (
+    ChatStore,
+    GraphStore,
+    JobStore,
+    MaterialStore,
+    SearchPort,
+    TraceStore,
+)
 from backend.store.errors import (
     AlreadyExists,
     DatabaseError,
@@ -20,6 +28,7 @@ from backend.store.errors import (
     DiskError,
     SchemaTooNew,
 )
+from backend.store.file_material_store import FileMaterialStore
 from backend.store.fileops import CrashingFileOps, FileOps, OsFileOps
 from backend.store.json_chat_store import CHAT_CACHE_BYTES, JsonChatStore
 from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
@@ -72,6 +81,9 @@ class Stores:
     graph: GraphStore
     jobs: JobStore
     traces: TraceStore
+    materials: MaterialStore
+    search: SearchPort
+    """The same learner's materials, searched (one adapter serves both)."""
 
 
 def build_stores(data_dir: Path, *, fs: FileOps | None = None) -> Stores:
@@ -79,11 +91,14 @@ def build_stores(data_dir: Path, *, fs: FileOps | None = None) -> Stores:
     files are cleaned here). `fs` lets fault-injection tests replace the OS calls."""
     fs = fs or _default_fileops()
     data_dir = Path(data_dir)
+    materials = FileMaterialStore(data_dir, fs)
     return Stores(
         chats=JsonChatStore(data_dir, fs),
         graph=JsonlGraphStore(data_dir, fs),
         jobs=JsonJobStore(data_dir, fs),
         traces=JsonlTraceStore(data_dir, fs),
+        materials=materials,
+        search=materials,
     )
 
 
@@ -118,6 +133,12 @@ class StoreFactory(Protocol):
     def for_learner(self, learner_id: str) -> Stores: ...
 
 
+def learner_root(data_dir: Path, learner_id: str) -> Path:
+    """A learner's directory: `data_dir` for the local learner, else `data_dir/learners/<id>`."""
+    learner = require_id(learner_id, "learner id")
+    return data_dir if learner == LOCAL_LEARNER else data_dir / "learners" / learner
+
+
 class FileStoreFactory:
     """Learners' stores on files: `data_dir` for the local learner, `data_dir/learners/<id>/`
     for each other one. The chat and job caches are one budget shared by every learner."""
@@ -130,39 +151,46 @@ class FileStoreFactory:
         self._jobs: RecordCache[Job] = RecordCache(JOB_CACHE_BYTES)
 
     def root(self, learner_id: str) -> Path:
-        learner = require_id(learner_id, "learner id")
-        return self.data_dir if learner == LOCAL_LEARNER else self.data_dir / "learners" / learner
+        return learner_root(self.data_dir, learner_id)
 
     def for_learner(self, learner_id: str) -> Stores:
         stores = self._stores.get(learner_id)
         if stores is None:
             root, fs, ns = self.root(learner_id), self._fs or OsFileOps(), f"{learner_id}/"
+            materials = FileMaterialStore(root, fs)
             stores = self._stores[learner_id] = Stores(
                 chats=JsonChatStore(root, fs, cache=CacheView(self._chats, ns)),
                 graph=JsonlGraphStore(root, fs),
                 jobs=JsonJobStore(root, fs, cache=CacheView(self._jobs, ns)),
                 traces=JsonlTraceStore(root, fs),
+                materials=materials,
+                search=materials,
             )
         return stores
 
 
 class PgStoreFactory:
     """Learners' stores on one PostgreSQL database (one pool per process); the chat cache is
-    one budget shared by every learner."""
+    one budget shared by every learner. Materials stay files under `data_dir` (laid out as
+    `FileStoreFactory` does) until a PostgreSQL materials adapter exists."""
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, data_dir: Path) -> None:
         self.db = db
+        self.data_dir = Path(data_dir)
         self._stores: dict[str, Stores] = {}
         self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
 
     def for_learner(self, learner_id: str) -> Stores:
         stores = self._stores.get(learner_id)
         if stores is None:
+            materials = FileMaterialStore(learner_root(self.data_dir, learner_id))
             stores = self._stores[learner_id] = Stores(
                 chats=PgChatStore(self.db, learner_id, cache=self._chats),
                 graph=PgGraphStore(self.db, learner_id),
                 jobs=PgJobStore(self.db, learner_id),
                 traces=PgTraceStore(self.db, learner_id),
+                materials=materials,
+                search=materials,
             )
         return stores
 
@@ -186,7 +214,7 @@ async def open_store_factory(
         yield FileStoreFactory(data_dir)
         return
     async with open_database(database_url) as db:
-        yield PgStoreFactory(db)
+        yield PgStoreFactory(db, data_dir)
 
 
 async def migrate_into_database(data_dir: Path, database_url: str) -> list[Moved]:

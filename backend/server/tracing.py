@@ -29,6 +29,7 @@ face; `tracing_core` (hashes, `Scope`, `Player`), `tracing_hooks` (what the serv
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import weakref
 from collections import OrderedDict
@@ -650,12 +651,11 @@ class Tracer(TraceHooks):
             # A reader sees every event emitted so far (sync points are queued, not written).
             traces = ExpandedTraces(traces, before_read=self.settle if self.enabled else None)
         if not self.enabled:
-            return type(stores)(
-                chats=stores.chats, graph=stores.graph, jobs=stores.jobs, traces=traces
-            )
+            return dataclasses.replace(stores, traces=traces)
         if self._graph is not None:
             self._graph.watch(stores.graph)
-        return type(stores)(
+        return dataclasses.replace(
+            stores,
             chats=TracingChatStore(stores.chats, self),
             graph=TracingGraphStore(stores.graph, self),
             jobs=stores.jobs if self.player is None else ReplayJobStore(stores.jobs, self.player),

@@ -11,12 +11,15 @@ from typing import Any, TypeVar
 import msgspec
 
 from backend.core.errors import CorruptRecord, HarnessError
+from backend.core.ids import is_valid_id
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.invariants import HasId, LearnerData, check_all
 from backend.store.jsonl import complete_prefix, decode_lines
 from backend.store.jsonl_graph_store import LEDGER_TYPES
+from backend.store.material_files import MATERIAL_FILE, TEXT_FILE
 from shared_contracts.chat import ChatRecord
 from shared_contracts.jobs import Job
+from shared_contracts.materials import Material, MaterialText
 from shared_contracts.trace import AnyTraceEvent
 
 R = TypeVar("R", bound=HasId)
@@ -28,7 +31,8 @@ def verify_data_dir(root: Path, fs: FileOps | None = None) -> list[str]:
 
     Strictly decodes every chat, job and ledger line; checks ledger ids are unique, every
     checkpoint's `folded_at` is within its chat, and no tool part is orphaned (pending with
-    its job terminal or missing, or never started). Never writes.
+    its job terminal or missing, or never started); every material's record and text decode
+    and each chunk is its span of its page. Never writes.
     """
     return read_data_dir(root, fs)[1]
 
@@ -48,6 +52,7 @@ def read_data_dir(root: Path, fs: FileOps | None = None) -> tuple[LearnerData, l
     )
     problems += check_all(lambda name: f"graph/{name}.jsonl", data.chats, data.jobs, data.ledgers)
     data.traces = _traces(fs, os.path.join(root, "traces"), problems)
+    problems += _materials(fs, os.path.join(root, "materials"))
     prefix = os.path.join(root, "")
     return data, list(dict.fromkeys(p.replace(prefix, "") for p in problems))
 
@@ -120,3 +125,41 @@ def _trace(
     except CorruptRecord:
         # The trace store tolerates a bad last line, so only the lines before it count.
         return decode_lines(decoder, body[: complete_prefix(body[:-1])], path, 1)
+
+
+def _materials(fs: FileOps, directory: str) -> list[str]:
+    """Each material's record and text decode, agree on the counts, and every chunk is
+    exactly its span of its page."""
+    try:
+        names = sorted(n for n in fs.listdir(directory) if is_valid_id(n))
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        where = os.path.join(directory, name)
+        try:
+            material = msgspec.json.decode(
+                fs.read(os.path.join(where, MATERIAL_FILE)), type=Material
+            )
+            text = msgspec.json.decode(fs.read(os.path.join(where, TEXT_FILE)), type=MaterialText)
+        except (msgspec.DecodeError, OSError) as exc:
+            out.append(f"{where}: does not decode: {exc}")
+            continue
+        if material.id != name:
+            out.append(f"{where}: holds id {material.id!r}")
+        if (material.pages, material.chunks) != (len(text.pages), len(text.chunks)):
+            out.append(
+                f"{where}: counts {material.pages} pages and {material.chunks} chunks, "
+                f"its text has {len(text.pages)} and {len(text.chunks)}"
+            )
+        pages = text.pages
+        bad = [
+            i
+            for i, c in enumerate(text.chunks)
+            if not 1 <= c.page <= len(pages) or pages[c.page - 1][c.start : c.end] != c.text
+        ]
+        if bad:
+            out.append(
+                f"{where}: {len(bad)} chunk(s) differ from their page text (first: {bad[0]})"
+            )
+    return out

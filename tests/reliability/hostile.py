@@ -79,10 +79,15 @@ def hostile_ids() -> list[str]:
 
 def safe_layout(data_dir: Path) -> re.Pattern[str]:
     """Paths a store may touch: the data dir, its four folders, and files named by valid ids
-    (or ledger names), plus their `.tmp` siblings."""
+    (or ledger names), plus their `.tmp` siblings; the materials' directories (one per
+    valid id, staged or being removed) and the files in them."""
     root = re.escape(str(data_dir))
-    name = r"[a-z0-9][a-z0-9_-]{0,63}\.(?:json|jsonl)(?:\.\d+-\d+\.tmp)?"
-    return re.compile(rf"^{root}(?:/(?:chats|jobs|traces|graph)(?:/{name})?)?$")
+    ident = r"[a-z0-9][a-z0-9_-]{0,63}"
+    name = rf"{ident}\.(?:json|jsonl)(?:\.\d+-\d+\.tmp)?"
+    files = r"material\.json|text\.json|original\.(?:pdf|md|txt)"
+    material = rf"(?:\.staging/|\.removing/)?{ident}(?:/(?:{files}))?"
+    materials = rf"materials(?:/\.staging|/\.removing|/{material})?"
+    return re.compile(rf"^{root}(?:/(?:(?:chats|jobs|traces|graph)(?:/{name})?|{materials}))?$")
 
 
 def unsafe_calls(calls: list[tuple[str, object]], data_dir: Path) -> list[tuple[str, object]]:

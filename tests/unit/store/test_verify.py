@@ -102,3 +102,29 @@ async def test_verify_reports_a_corrupt_middle_line_and_a_missing_job(tmp_path):
     assert not any(str(data) in p for p in problems)  # files named relative to the data dir
     assert any("waits for missing job 'job-1'" in p for p in problems), problems
     assert stores.chats is not None
+
+
+async def test_verify_checks_materials(tmp_path):
+    from datetime import UTC, datetime
+
+    from shared_contracts.materials import Chunk, Material, MaterialText
+
+    stores = build_stores(tmp_path / "data")
+    text = MaterialText(
+        pages=["One page."], chunks=[Chunk(page=1, start=0, end=9, text="One page.")]
+    )
+    made = datetime(2026, 1, 1, tzinfo=UTC)
+    for material_id in ("mat-1", "mat-2"):
+        material = Material(
+            id=material_id, title="t", kind="text", pages=1, chunks=1, created_at=made
+        )
+        await stores.materials.add(material, text, b"One page.")
+    assert verify(tmp_path / "data") == []
+    folder = tmp_path / "data" / "materials"
+    (folder / "mat-1" / "text.json").write_bytes(
+        (folder / "mat-1" / "text.json").read_bytes().replace(b'"end":9', b'"end":3')
+    )
+    (folder / "mat-2" / "material.json").write_bytes(b"{")
+    problems = "\n".join(verify(tmp_path / "data"))
+    assert "materials/mat-1: 1 chunk(s) differ from their page text" in problems
+    assert "materials/mat-2: does not decode" in problems
