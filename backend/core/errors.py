@@ -11,7 +11,22 @@
     ├── GradingError              an answer of the wrong shape for its question
     ├── ModelError                a model call failed (after retries when retryable)
     ├── MaterialRejected          an upload that cannot become a material (and why)
-    └── Busy                      a turn or run is already in progress
+    ├── Busy                      a turn or run is already in progress
+    ├── ArchiveError              an export archive that will not be imported (nothing written)
+    │   ├── CorruptArchive        not a zip, truncated, a bad CRC, sha256 or size
+    │   ├── UnsupportedArchive    another format, or a version this harness does not read
+    │   │   └── NewerArchive      written by a newer harness
+    │   ├── UnsafeMember          a member name or kind no reader may follow
+    │   │   ├── TraversalMember   a `..` component
+    │   │   ├── AbsoluteMember    an absolute path or a drive letter
+    │   │   ├── LinkMember        a symlink or other non-regular file
+    │   │   ├── DuplicateMember   the same name twice
+    │   │   └── UnexpectedMember  a name outside the layout, or unlisted in the manifest
+    │   ├── ArchiveTooLarge       a zip bomb: over the size, ratio or member-count caps
+    │   └── InvalidArchiveRecord  a record that does not decode or breaks an invariant
+    │       └── DuplicateRecordId the same id twice in one kind
+    ├── ImportRefused             the target holds data and no merge was asked for
+    └── ImportConflict            the same id with different content on both sides
 
 Transports map these to frames and status codes once, in `backend.server`.
 """
@@ -110,3 +125,65 @@ class MaterialRejected(HarnessError):
 
 class Busy(HarnessError):
     code = "busy"
+
+
+class ArchiveError(HarnessError):
+    """An archive refused before anything was written; the message names the member."""
+
+    code = "bad_archive"
+
+
+class CorruptArchive(ArchiveError):
+    pass
+
+
+class UnsupportedArchive(ArchiveError):
+    pass
+
+
+class NewerArchive(UnsupportedArchive):
+    pass
+
+
+class UnsafeMember(ArchiveError):
+    pass
+
+
+class TraversalMember(UnsafeMember):
+    pass
+
+
+class AbsoluteMember(UnsafeMember):
+    pass
+
+
+class LinkMember(UnsafeMember):
+    pass
+
+
+class DuplicateMember(UnsafeMember):
+    pass
+
+
+class UnexpectedMember(UnsafeMember):
+    pass
+
+
+class ArchiveTooLarge(ArchiveError):
+    pass
+
+
+class InvalidArchiveRecord(ArchiveError):
+    pass
+
+
+class DuplicateRecordId(InvalidArchiveRecord):
+    pass
+
+
+class ImportRefused(HarnessError):
+    code = "import_refused"
+
+
+class ImportConflict(HarnessError):
+    code = "import_conflict"

@@ -1,0 +1,196 @@
+"""A learner's data as records, encoded into archive members and decoded and checked back.
+
+Decoding uses the contracts' own Structs (one typed `Decoder` per kind), so an archive holds
+exactly what the stores accept. The checks are the ones `harness verify` makes of a data
+dir, applied before anything is written: ids unique per kind, every checkpoint and trace
+about a chat the archive holds, no checkpoint ahead of its chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+
+from backend.core.errors import DuplicateRecordId, InvalidArchiveRecord
+from backend.core.portability.layout import (
+    CHATS,
+    JOBS,
+    LEDGERS,
+    MemberRef,
+    ledger_member,
+    trace_member,
+)
+from backend.core.ports import LedgerBatch
+from shared_contracts.chat import ChatRecord
+from shared_contracts.graph import (
+    AuditLine,
+    EdgeLine,
+    EventLine,
+    MappingLine,
+    PropositionLine,
+    SessionCheckpoint,
+)
+from shared_contracts.jobs import Job
+from shared_contracts.trace import AnyTraceEvent
+
+LEDGER_TYPES: dict[str, type[msgspec.Struct]] = {
+    "propositions": PropositionLine,
+    "edges": EdgeLine,
+    "events": EventLine,
+    "mappings": MappingLine,
+    "audit": AuditLine,
+    "sessions": SessionCheckpoint,
+}
+ID_LEDGERS = ("propositions", "edges", "events")
+"""Ledgers whose lines carry an id that must be unique (as `harness verify` checks)."""
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class LearnerData:
+    """Everything an archive carries of one learner. `traces` maps a chat id to its events
+    (only chats that have a trace)."""
+
+    chats: list[ChatRecord] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    ledgers: LedgerBatch = field(default_factory=LedgerBatch)
+    traces: dict[str, list[AnyTraceEvent]] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        return not (self.chats or self.jobs or self.traces) and self.ledgers.is_empty()
+
+    def counts(self) -> dict[str, int]:
+        """Records per kind, as the manifest states them."""
+        return {
+            "chats": len(self.chats),
+            "jobs": len(self.jobs),
+            **{name: len(getattr(self.ledgers, name)) for name in LEDGERS},
+            "traces": len(self.traces),
+            "trace_events": sum(len(events) for events in self.traces.values()),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedMember:
+    name: str
+    data: bytes
+    records: int
+
+
+def _lines(encoder: msgspec.json.Encoder, items: Iterable[Any]) -> tuple[bytes, int]:
+    buf = bytearray()
+    count = 0
+    for item in items:
+        encoder.encode_into(item, buf, -1)
+        buf.extend(b"\n")
+        count += 1
+    return bytes(buf), count
+
+
+def encode_members(data: LearnerData) -> list[EncodedMember]:
+    """The archive's members for `data`, in the order they are written (ledgers always, so
+    an archive of an empty graph still names every ledger)."""
+    encoder = msgspec.json.Encoder()
+    out = [
+        EncodedMember(CHATS, *_lines(encoder, data.chats)),
+        EncodedMember(JOBS, *_lines(encoder, data.jobs)),
+    ]
+    for name in LEDGERS:
+        lines = getattr(data.ledgers, name)
+        out.append(EncodedMember(ledger_member(name), *_lines(encoder, lines)))
+    for chat_id in sorted(data.traces):
+        events = data.traces[chat_id]
+        out.append(EncodedMember(trace_member(chat_id), *_lines(encoder, events)))
+    return out
+
+
+def decode_lines(decoder: msgspec.json.Decoder[T], data: bytes, member: str) -> list[T]:
+    """Every line of `member` as a `T`; `InvalidArchiveRecord` naming the first bad line."""
+    try:
+        return decoder.decode_lines(data)
+    except msgspec.DecodeError:
+        pass
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise InvalidArchiveRecord(f"{member} line {number}: {exc}") from None
+    raise InvalidArchiveRecord(f"{member}: does not decode as JSON Lines")
+
+
+class MemberDecoder:
+    """Decodes members into one `LearnerData` (typed decoders built once)."""
+
+    def __init__(self) -> None:
+        self._chats = msgspec.json.Decoder(ChatRecord)
+        self._jobs = msgspec.json.Decoder(Job)
+        self._ledgers: dict[str, msgspec.json.Decoder[Any]] = {
+            name: msgspec.json.Decoder(t) for name, t in LEDGER_TYPES.items()
+        }
+        self._trace = msgspec.json.Decoder(AnyTraceEvent)
+        self.data = LearnerData()
+
+    def add(self, ref: MemberRef, name: str, raw: bytes) -> int:
+        """Decode member `name` (`ref` says what it holds) into `data`; its record count."""
+        match ref.kind:
+            case "chats":
+                self.data.chats = decode_lines(self._chats, raw, name)
+                return len(self.data.chats)
+            case "jobs":
+                self.data.jobs = decode_lines(self._jobs, raw, name)
+                return len(self.data.jobs)
+            case "ledger":
+                lines = decode_lines(self._ledgers[ref.key], raw, name)
+                setattr(self.data.ledgers, ref.key, lines)
+                return len(lines)
+            case "trace":
+                events = decode_lines(self._trace, raw, name)
+                if events:
+                    self.data.traces[ref.key] = events
+                return len(events)
+
+
+def _unique(kind: str, records: Sequence[_HasId]) -> None:
+    seen: set[str] = set()
+    for record in records:
+        if record.id in seen:
+            raise DuplicateRecordId(f"{kind}: id {record.id!r} appears twice")
+        seen.add(record.id)
+
+
+def check_records(data: LearnerData) -> None:
+    """The invariants `harness verify` holds a data dir to, for an archive's records."""
+    _unique(CHATS, data.chats)
+    _unique(JOBS, data.jobs)
+    for name in ID_LEDGERS:
+        _unique(ledger_member(name), getattr(data.ledgers, name))
+    messages = {chat.id: len(chat.messages) for chat in data.chats}
+    for checkpoint in data.ledgers.sessions:
+        held = messages.get(checkpoint.chat_id)
+        if held is None:
+            raise InvalidArchiveRecord(
+                f"{ledger_member('sessions')}: a checkpoint of chat {checkpoint.chat_id!r},"
+                " which the archive does not hold"
+            )
+        if checkpoint.folded_at > held:
+            raise InvalidArchiveRecord(
+                f"{ledger_member('sessions')}: the checkpoint of chat {checkpoint.chat_id!r}"
+                f" is ahead of it (folded_at {checkpoint.folded_at} > {held} messages)"
+            )
+    for chat_id in data.traces:
+        if chat_id not in messages:
+            raise InvalidArchiveRecord(
+                f"{trace_member(chat_id)}: a trace of a chat the archive does not hold"
+            )
