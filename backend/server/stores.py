@@ -1,7 +1,7 @@
 """THE storage composition root: the one place that chooses how chats, graph, jobs and traces
 are stored (JSON/JSONL files under the data dir, or PostgreSQL with `LH_DATABASE_URL`) and
 the only importer of `backend.store`. A learner's materials are files with an SQLite FTS5
-index under the learner's directory either way (a PostgreSQL adapter is not written yet)."""
+index, or rows searched by PostgreSQL's full-text search."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from backend.store.pg.moving import DataDirUnsound, Moved, move_data_dir
 from backend.store.pg.pg_chat_store import PgChatStore
 from backend.store.pg.pg_graph_store import PgGraphStore
 from backend.store.pg.pg_job_store import PgJobStore
+from backend.store.pg.pg_material_store import PgMaterialStore
 from backend.store.pg.pg_trace_store import PgTraceStore
 from backend.store.pg.pg_verify import verify_database
 from backend.store.record_cache import CacheView, RecordCache
@@ -171,19 +172,17 @@ class FileStoreFactory:
 
 class PgStoreFactory:
     """Learners' stores on one PostgreSQL database (one pool per process); the chat cache is
-    one budget shared by every learner. Materials stay files under `data_dir` (laid out as
-    `FileStoreFactory` does) until a PostgreSQL materials adapter exists."""
+    one budget shared by every learner."""
 
-    def __init__(self, db: PgDatabase, data_dir: Path) -> None:
+    def __init__(self, db: PgDatabase) -> None:
         self.db = db
-        self.data_dir = Path(data_dir)
         self._stores: dict[str, Stores] = {}
         self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
 
     def for_learner(self, learner_id: str) -> Stores:
         stores = self._stores.get(learner_id)
         if stores is None:
-            materials = FileMaterialStore(learner_root(self.data_dir, learner_id))
+            materials = PgMaterialStore(self.db, learner_id)
             stores = self._stores[learner_id] = Stores(
                 chats=PgChatStore(self.db, learner_id, cache=self._chats),
                 graph=PgGraphStore(self.db, learner_id),
@@ -214,7 +213,7 @@ async def open_store_factory(
         yield FileStoreFactory(data_dir)
         return
     async with open_database(database_url) as db:
-        yield PgStoreFactory(db, data_dir)
+        yield PgStoreFactory(db)
 
 
 async def migrate_into_database(data_dir: Path, database_url: str) -> list[Moved]:

@@ -66,13 +66,19 @@ _STOPWORD_TEXT = (
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
-def fts_query(text: str) -> str | None:
-    """`text` as an FTS5 query: its words (stopwords dropped unless nothing else is left),
-    each quoted, joined by OR so BM25 ranks the chunks matching most; None with no words.
-    Quoting makes every FTS5 operator in the learner's text a plain word."""
+def query_terms(text: str) -> list[str]:
+    """The words a search looks for: `text`'s words, casefolded, each once, stopwords
+    dropped unless nothing else is left; at most `MAX_QUERY_TERMS`."""
     words = [w.casefold() for w in _WORD.findall(text)]
     kept = [w for w in words if w not in STOPWORDS] or words
-    terms = list(dict.fromkeys(kept))[:MAX_QUERY_TERMS]
+    return list(dict.fromkeys(kept))[:MAX_QUERY_TERMS]
+
+
+def fts_query(text: str) -> str | None:
+    """`text` as an FTS5 query: its words (`query_terms`), each quoted, joined by OR so
+    BM25 ranks the chunks matching most; None with no words. Quoting makes every FTS5
+    operator in the learner's text a plain word."""
+    terms = query_terms(text)
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

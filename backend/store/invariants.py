@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from shared_contracts.chat import ChatRecord, ToolPart
 from shared_contracts.graph import SessionCheckpoint
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
+from shared_contracts.materials import Material, MaterialText
 from shared_contracts.trace import AnyTraceEvent
 
 QUESTION_TOOLS = frozenset({"quiz", "ask_user_question"})  # wait for the learner, no job
@@ -27,6 +28,16 @@ class LearnerData:
     jobs: dict[str, Job] = field(default_factory=dict)
     ledgers: dict[str, list[Any]] = field(default_factory=dict)
     traces: dict[str, list[AnyTraceEvent]] = field(default_factory=dict)
+    materials: dict[str, StoredMaterial] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMaterial:
+    """One material as stored: its record, its text and the uploaded bytes."""
+
+    material: Material
+    text: MaterialText
+    original: bytes
 
 
 class HasId(Protocol):
@@ -98,3 +109,23 @@ def check_all(
     for chat in chats.values():
         problems += orphans(chat, jobs)
     return problems
+
+
+def material_problems(where: str, material: Material, text: MaterialText) -> list[str]:
+    """A material's record and text agree on the counts, and every chunk is exactly its
+    span of its page."""
+    out = []
+    if (material.pages, material.chunks) != (len(text.pages), len(text.chunks)):
+        out.append(
+            f"{where}: counts {material.pages} pages and {material.chunks} chunks, "
+            f"its text has {len(text.pages)} and {len(text.chunks)}"
+        )
+    pages = text.pages
+    bad = [
+        i
+        for i, c in enumerate(text.chunks)
+        if not 1 <= c.page <= len(pages) or pages[c.page - 1][c.start : c.end] != c.text
+    ]
+    if bad:
+        out.append(f"{where}: {len(bad)} chunk(s) differ from their page text (first: {bad[0]})")
+    return out

@@ -13,10 +13,16 @@ import msgspec
 from backend.core.errors import CorruptRecord, HarnessError
 from backend.core.ids import is_valid_id
 from backend.store.fileops import FileOps, OsFileOps
-from backend.store.invariants import HasId, LearnerData, check_all
+from backend.store.invariants import (
+    HasId,
+    LearnerData,
+    StoredMaterial,
+    check_all,
+    material_problems,
+)
 from backend.store.jsonl import complete_prefix, decode_lines
 from backend.store.jsonl_graph_store import LEDGER_TYPES
-from backend.store.material_files import MATERIAL_FILE, TEXT_FILE
+from backend.store.material_files import MATERIAL_FILE, ORIGINAL_SUFFIX, TEXT_FILE
 from shared_contracts.chat import ChatRecord
 from shared_contracts.jobs import Job
 from shared_contracts.materials import Material, MaterialText
@@ -52,7 +58,7 @@ def read_data_dir(root: Path, fs: FileOps | None = None) -> tuple[LearnerData, l
     )
     problems += check_all(lambda name: f"graph/{name}.jsonl", data.chats, data.jobs, data.ledgers)
     data.traces = _traces(fs, os.path.join(root, "traces"), problems)
-    problems += _materials(fs, os.path.join(root, "materials"))
+    data.materials = _materials(fs, os.path.join(root, "materials"), problems)
     prefix = os.path.join(root, "")
     return data, list(dict.fromkeys(p.replace(prefix, "") for p in problems))
 
@@ -127,14 +133,13 @@ def _trace(
         return decode_lines(decoder, body[: complete_prefix(body[:-1])], path, 1)
 
 
-def _materials(fs: FileOps, directory: str) -> list[str]:
-    """Each material's record and text decode, agree on the counts, and every chunk is
-    exactly its span of its page."""
+def _materials(fs: FileOps, directory: str, problems: list[str]) -> dict[str, StoredMaterial]:
+    """Each material whole (record, text, the uploaded bytes), checked (`material_problems`)."""
     try:
         names = sorted(n for n in fs.listdir(directory) if is_valid_id(n))
     except FileNotFoundError:
-        return []
-    out = []
+        return {}
+    out = {}
     for name in names:
         where = os.path.join(directory, name)
         try:
@@ -142,24 +147,12 @@ def _materials(fs: FileOps, directory: str) -> list[str]:
                 fs.read(os.path.join(where, MATERIAL_FILE)), type=Material
             )
             text = msgspec.json.decode(fs.read(os.path.join(where, TEXT_FILE)), type=MaterialText)
+            original = fs.read(os.path.join(where, f"original.{ORIGINAL_SUFFIX[material.kind]}"))
         except (msgspec.DecodeError, OSError) as exc:
-            out.append(f"{where}: does not decode: {exc}")
+            problems.append(f"{where}: does not decode: {exc}")
             continue
         if material.id != name:
-            out.append(f"{where}: holds id {material.id!r}")
-        if (material.pages, material.chunks) != (len(text.pages), len(text.chunks)):
-            out.append(
-                f"{where}: counts {material.pages} pages and {material.chunks} chunks, "
-                f"its text has {len(text.pages)} and {len(text.chunks)}"
-            )
-        pages = text.pages
-        bad = [
-            i
-            for i, c in enumerate(text.chunks)
-            if not 1 <= c.page <= len(pages) or pages[c.page - 1][c.start : c.end] != c.text
-        ]
-        if bad:
-            out.append(
-                f"{where}: {len(bad)} chunk(s) differ from their page text (first: {bad[0]})"
-            )
+            problems.append(f"{where}: holds id {material.id!r}")
+        problems += material_problems(where, material, text)
+        out[name] = StoredMaterial(material, text, original)
     return out

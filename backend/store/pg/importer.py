@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import msgspec
+from psycopg import AsyncCursor
+from psycopg.rows import TupleRow
 
 from backend.store.errors import AlreadyExists
 from backend.store.invariants import LearnerData
@@ -58,7 +60,28 @@ async def _copy_learner(
         async with cur.copy(query) as copy:
             for pos, line in enumerate(data.ledgers.get(name, []), 1):
                 await copy.write_row((learner, pos, JsonBytes(encoder.encode(line))))
+    await _copy_materials(cur, encoder, learner, data)
     async with cur.copy("COPY traces (learner_id, chat_id, pos, event) FROM STDIN") as copy:
         for chat_id, events in data.traces.items():
             for pos, event in enumerate(events, 1):
                 await copy.write_row((learner, chat_id, pos, JsonBytes(encoder.encode(event))))
+
+
+async def _copy_materials(
+    cur: AsyncCursor[TupleRow], encoder: msgspec.json.Encoder, learner: str, data: LearnerData
+) -> None:
+    columns = "learner_id, id, created_at, record, text, original"
+    async with cur.copy(f"COPY materials ({columns}) FROM STDIN".encode()) as copy:
+        for material_id, stored in data.materials.items():
+            m = stored.material
+            await copy.write_row(
+                (learner, material_id, m.created_at, JsonBytes(encoder.encode(m)),
+                 JsonBytes(encoder.encode(stored.text)), stored.original)
+            )  # fmt: skip
+    columns = "learner_id, material_id, ord, page, heading, text"
+    async with cur.copy(f"COPY material_chunks ({columns}) FROM STDIN".encode()) as copy:
+        for material_id, stored in data.materials.items():
+            for ord_, chunk in enumerate(stored.text.chunks):
+                await copy.write_row(
+                    (learner, material_id, ord_, chunk.page, chunk.heading, chunk.text)
+                )

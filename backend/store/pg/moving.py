@@ -36,6 +36,7 @@ class Moved:
     jobs: int
     ledger_lines: int
     trace_events: int
+    materials: int = 0
 
 
 def learner_roots(data_dir: Path, local: str) -> dict[str, Path]:
@@ -80,4 +81,5 @@ def _moved(learner: str, data: LearnerData) -> Moved:
         jobs=len(data.jobs),
         ledger_lines=sum(len(lines) for lines in data.ledgers.values()),
         trace_events=sum(len(events) for events in data.traces.values()),
+        materials=len(data.materials),
     )

@@ -10,20 +10,27 @@ from typing import Any, TypeVar
 import msgspec
 
 from backend.store.errors import SchemaTooNew
-from backend.store.invariants import HasId, LearnerData, check_all
+from backend.store.invariants import (
+    HasId,
+    LearnerData,
+    StoredMaterial,
+    check_all,
+    material_problems,
+)
 from backend.store.jsonl_graph_store import LEDGER_TYPES, LEDGERS
 from backend.store.pg.database import Connection, PgDatabase
 from backend.store.pg.migrations import code_version, schema_version
 from backend.store.pg.pg_graph_store import table
 from shared_contracts.chat import ChatRecord
 from shared_contracts.jobs import Job
+from shared_contracts.materials import Material, MaterialText
 from shared_contracts.trace import AnyTraceEvent
 
 R = TypeVar("R", bound=HasId)
 
 _LEARNERS = (
     "SELECT learner_id FROM chats UNION SELECT learner_id FROM jobs"
-    " UNION SELECT learner_id FROM traces"
+    " UNION SELECT learner_id FROM traces UNION SELECT learner_id FROM materials"
     + "".join(f" UNION SELECT learner_id FROM {table(name)}" for name in LEDGERS)
     + " ORDER BY 1"
 ).encode()  # table names from the fixed ledger list, never from input
@@ -70,6 +77,7 @@ async def read_learner(db: PgDatabase, learner: str) -> tuple[LearnerData, list[
                     for name, t in LEDGER_TYPES.items()
                 },
                 traces=await _traces(conn, learner, problems),
+                materials=await _materials(conn, learner, problems),
             )
         problems += check_all(table, data.chats, data.jobs, data.ledgers)
         return data, problems
@@ -135,6 +143,41 @@ async def _traces(
         chat_id: _decoded(f"traces({chat_id})", rows, decoder, problems)
         for chat_id, rows in by_chat.items()
     }
+
+
+async def _materials(
+    conn: Connection, learner: str, problems: list[str]
+) -> dict[str, StoredMaterial]:
+    cur = await conn.execute(
+        "SELECT id, record, text, original FROM materials WHERE learner_id = %s ORDER BY id",
+        (learner,),
+    )
+    out: dict[str, StoredMaterial] = {}
+    for material_id, record, text_data, original in await cur.fetchall():
+        where = f"materials({material_id})"
+        try:
+            material = msgspec.json.decode(record, type=Material)
+            text = msgspec.json.decode(text_data, type=MaterialText)
+        except msgspec.DecodeError as exc:
+            problems.append(f"{where}: does not decode: {exc}")
+            continue
+        if material.id != material_id:
+            problems.append(f"{where}: holds id {material.id!r}")
+        problems += material_problems(where, material, text)
+        out[material_id] = StoredMaterial(material, text, bytes(original))
+    cur = await conn.execute(
+        "SELECT material_id, page, heading, text FROM material_chunks WHERE learner_id = %s"
+        " ORDER BY material_id, ord",
+        (learner,),
+    )
+    indexed: dict[str, list[tuple[int, str, str]]] = {}
+    for material_id, page, heading, text in await cur.fetchall():
+        indexed.setdefault(material_id, []).append((page, heading, text))
+    for material_id, stored in out.items():
+        chunks = [(c.page, c.heading, c.text) for c in stored.text.chunks]
+        if indexed.get(material_id, []) != chunks:
+            problems.append(f"materials({material_id}): its search rows differ from its text")
+    return out
 
 
 def _decoded(

@@ -122,7 +122,7 @@ async def test_a_corrupt_row_is_named_and_unknown_fields_are_tolerated(pg, pg_ur
 
 def _fresh(pg: PgStoreFactory, learner: str):
     """The learner's stores as a process that has nothing cached would have them."""
-    return PgStoreFactory(pg.db, pg.data_dir).for_learner(learner)
+    return PgStoreFactory(pg.db).for_learner(learner)
 
 
 async def test_a_sql_error_is_a_typed_storage_error(pg_cluster, tmp_path):

@@ -5,6 +5,7 @@ come from `backend.server.stores`' factories, as the app gets them."""
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 
 import anyio
 import msgspec
@@ -12,6 +13,7 @@ import pytest
 
 from backend.core.errors import HarnessError, InvalidId, NotFound, StorageError
 from backend.core.ports import LedgerBatch, LedgerCursor
+from backend.ingest import read_document
 from backend.server.stores import (
     LOCAL_LEARNER,
     AlreadyExists,
@@ -20,8 +22,10 @@ from backend.server.stores import (
     Stores,
     open_store_factory,
 )
+from shared_contracts.materials import Material
 from shared_contracts.trace import AnyTraceEvent, ClockEvent, IdEvent
 from tests.unit.store.factories import T0, chat, checkpoint, edge, event, job, prop
+from tests.unit.store.test_material_store import LESSON
 
 BACKENDS = ["files", "postgresql"]
 _learners = itertools.count()
@@ -296,6 +300,12 @@ async def test_hostile_ids_are_refused_before_any_store_call(factory, bad):
         lambda: stores.jobs.save(msgspec.structs.replace(job(), id=bad)),
         lambda: stores.traces.append(bad, events(0, 1)),
         lambda: stores.traces.read(bad),
+        lambda: stores.materials.get(bad),
+        lambda: stores.materials.text(bad),
+        lambda: stores.materials.remove(bad),
+        lambda: stores.materials.add(*_renamed(lesson_material("mat-1"), bad)),
+        lambda: stores.search.page_text(bad, 1),
+        lambda: stores.search.search("light", material_id=bad),
     ):
         with pytest.raises(InvalidId):
             await op()
@@ -319,3 +329,90 @@ class _elsewhere:  # reads as a place: `async with _elsewhere(...) as other`
     async def __aexit__(self, *exc) -> None:
         if self._cm is not None:
             await self._cm.__aexit__(*exc)
+
+
+# -- MaterialStore and SearchPort ------------------------------------------------------
+
+
+async def test_material_add_list_text_search_remove(stores):
+    material, text, data = lesson_material("mat-1")
+    await stores.materials.add(material, text, data)
+    assert await stores.materials.list_all() == [material]
+    assert await stores.materials.get("mat-1") == material
+    assert await stores.materials.text("mat-1") == text
+    hits = await stores.search.search("how do I add numerators?")
+    assert hits[0].material_id == "mat-1" and "add the numerators" in hits[0].text
+    assert (hits[0].heading, hits[0].title, hits[0].page) == ("Adding", "Fractions", 1)
+    assert hits[0].score > 0
+    assert await stores.search.page_text("mat-1", 1) == text.pages[0]
+    with pytest.raises(NotFound):
+        await stores.search.page_text("mat-1", 2)
+    with pytest.raises(NotFound):
+        await stores.search.page_text("mat-9", 1)
+    with pytest.raises(AlreadyExists):
+        await stores.materials.add(*lesson_material("mat-1"))
+
+    await stores.materials.remove("mat-1")
+    assert await stores.materials.list_all() == []
+    assert await stores.search.search("numerators") == []
+    for missing in (stores.materials.get("mat-1"), stores.materials.remove("mat-1")):
+        with pytest.raises(NotFound):
+            await missing
+
+
+async def test_material_search_ranks_the_best_chunk_first_and_filters(stores):
+    await stores.materials.add(*lesson_material("mat-a"))
+    light = b"# Light\n\nLight and more light: light is what leaves need, light all day.\n"
+    await stores.materials.add(*lesson_material("mat-b", light))
+    sums = "\n\n".join(f"Paragraph {i} on numbers and sums." * 30 for i in range(6))
+    await stores.materials.add(*lesson_material("mat-c", ("# Sums\n\n" + sums).encode()))
+    hits = await stores.search.search("light")
+    assert [h.material_id for h in hits][:2] == ["mat-b", "mat-a"]
+    assert hits[0].score > hits[1].score
+    only_a = await stores.search.search("light", material_id="mat-a")
+    assert {h.material_id for h in only_a} == {"mat-a"}
+    assert len(await stores.search.search("light", limit=1)) == 1
+    assert await stores.search.search("light", limit=0) == []
+    # newest first: their dates grow with their sizes here
+    assert [m.id for m in await stores.materials.list_all()] == ["mat-c", "mat-a", "mat-b"]
+
+
+@pytest.mark.parametrize(
+    "query", ['"', "light OR", "NEAR(a b)", "col:light", "*", "a AND (", "^light", "-x", "", "&|!"]
+)
+async def test_material_search_takes_any_text_as_words(stores, query):
+    await stores.materials.add(*lesson_material("mat-1"))
+    assert isinstance(await stores.search.search(query), list)  # never a syntax error
+
+
+async def test_materials_belong_to_their_learner(factory):
+    a, b = factory.for_learner(new_learner()), factory.for_learner(new_learner())
+    await a.materials.add(*lesson_material("mat-1"))
+    assert await b.materials.list_all() == []
+    assert await b.search.search("numerators") == []
+    for op in (b.materials.get("mat-1"), b.materials.remove("mat-1")):
+        with pytest.raises(NotFound):
+            await op
+    with pytest.raises(NotFound):
+        await b.search.page_text("mat-1", 1)
+    await b.materials.add(*lesson_material("mat-1", b"# Other\n\nSomething else entirely.\n"))
+    assert (await a.materials.get("mat-1")).title == "Fractions"
+
+
+def lesson_material(material_id: str, data: bytes = LESSON):
+    doc = read_document(data, "lesson.md", max_bytes=1_000_000)
+    material = Material(
+        id=material_id,
+        title=doc.title,
+        kind=doc.kind,
+        pages=len(doc.text.pages),
+        chunks=len(doc.text.chunks),
+        size=len(data),
+        created_at=T0 + timedelta(seconds=len(data)),
+    )
+    return material, doc.text, data
+
+
+def _renamed(material, new_id):
+    record, text, data = material
+    return msgspec.structs.replace(record, id=new_id), text, data
