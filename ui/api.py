@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from datetime import datetime
+from typing import Literal, TypeVar
 
 import httpx
 import msgspec
@@ -11,10 +12,12 @@ from shared_contracts.chat import ChatSummary
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted
 from shared_contracts.jobs import Job
+from shared_contracts.learner import Calibration, ReviewQueue
 from shared_contracts.trace import AnyTraceEvent
 from ui.settings import api_url, auth_headers
 
 T = TypeVar("T")
+ChatMode = Literal["lesson", "review"]
 
 TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 _ENCODER = msgspec.json.Encoder()
@@ -34,11 +37,15 @@ def _client() -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=api_url(), headers=auth_headers(), timeout=TIMEOUT)
 
 
-async def _request(method: str, path: str, body: bytes | None = None) -> bytes:
+async def _request(
+    method: str, path: str, body: bytes | None = None, params: dict[str, str] | None = None
+) -> bytes:
     headers = {"Content-Type": "application/json"} if body is not None else {}
     try:
         async with _client() as client:
-            response = await client.request(method, path, content=body, headers=headers)
+            response = await client.request(
+                method, path, content=body, headers=headers, params=params
+            )
     except httpx.HTTPError as exc:
         raise ApiError(f"cannot reach the API at {api_url()} ({type(exc).__name__})") from exc
     if response.status_code >= 400:
@@ -66,15 +73,33 @@ async def list_chats() -> list[ChatSummary]:
     return _decode(await _request("GET", "/api/chats"), list[ChatSummary])
 
 
-async def create_chat(title: str | None = None) -> ChatSummary:
-    """`POST /api/chats`."""
+async def create_chat(title: str | None = None, mode: ChatMode = "lesson") -> ChatSummary:
+    """`POST /api/chats`; a `review` chat's teacher gets the due items and probes them."""
     body = _ENCODER.encode(CreateChat(title=title))
+    if mode != "lesson":  # only then: a server that predates review chats still answers
+        body = _ENCODER.encode({"title": title, "mode": mode})
     return _decode(await _request("POST", "/api/chats", body), ChatSummary)
 
 
-async def get_graph() -> GraphSnapshot:
-    """`GET /api/graph`."""
-    return _decode(await _request("GET", "/api/graph"), GraphSnapshot)
+def _moment(as_of: datetime | None) -> dict[str, str] | None:
+    return {"as_of": as_of.isoformat()} if as_of is not None else None
+
+
+async def get_graph(as_of: datetime | None = None) -> GraphSnapshot:
+    """`GET /api/graph[?as_of=ISO]`: the graph as of a moment (default the server's now)."""
+    raw = await _request("GET", "/api/graph", params=_moment(as_of))
+    return _decode(raw, GraphSnapshot)
+
+
+async def get_review(limit: int | None = None) -> ReviewQueue:
+    """`GET /api/review[?limit=N]`: the review queue as of now, most urgent first."""
+    params = {"limit": str(limit)} if limit is not None else None
+    return _decode(await _request("GET", "/api/review", params=params), ReviewQueue)
+
+
+async def get_calibration() -> Calibration:
+    """`GET /api/calibration`."""
+    return _decode(await _request("GET", "/api/calibration"), Calibration)
 
 
 async def extract(chat_id: str) -> ExtractAccepted:

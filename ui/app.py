@@ -13,6 +13,7 @@ from ui.pages.classroom import classroom
 from ui.pages.home import home
 from ui.pages.replay import replay
 from ui.state.home_state import HomeState
+from ui.state.learner_state import LearnerState
 from ui.state.replay_state import ReplayState
 from ui.state.room_state import RoomState
 
@@ -53,7 +54,12 @@ STYLE = {
 # The Radix theme is configured in `rxconfig.py` (`App(theme=...)` is deprecated).
 # Every page carries the Content-Security-Policy (`ui.csp`).
 app = rx.App(style=STYLE, api_transformer=with_csp)
-app.add_page(home, route="/", title="Learning Harness", on_load=[RoomState.leave, HomeState.load])
+app.add_page(
+    home,
+    route="/",
+    title="Learning Harness",
+    on_load=[RoomState.leave, HomeState.load, LearnerState.load],
+)
 app.add_page(
     classroom,
     route="/chat/[chat_id]",

@@ -50,7 +50,7 @@ def test_focus_targets_can_take_focus_and_the_side_panel_is_a_named_landmark():
         props = re.search(rf'id:"{element_id}",.*?ref:ref_[a-z_]+,[^}}]*tabIndex:-1', page)
         assert props, element_id
     assert 'jsx("main"' in page and 'jsx("aside"' in page
-    assert "The node's details" in page and '"Your sessions"' in page
+    assert "The node's details" in page and '"Your review and sessions"' in page
     assert 'aria-label":"Your knowledge graph"' in page and 'role:"region"' in page
 
 

@@ -90,9 +90,11 @@ def test_filters_counts_and_sessions():
     assert [n.id for n in filtered(SNAP, "", "c2")] == ["c"]
     assert {c.state: c.count for c in counts(SNAP)} == {
         "verified": 1,
+        "fading": 0,
         "introduced": 1,
         "shaky": 1,
         "misconception": 1,
+        "resolved": 0,
         "unseen": 0,
     }
     assert sessions(SNAP) == ["c1", "c2"]
@@ -123,7 +125,7 @@ def test_an_unprobed_detail_says_why_by_kind():
 
 
 def test_node_labels_show_inline_math_as_plain_text():
-    from ui.model.graph_view import plain_math
+    from ui.model.mathdelims import plain_math
 
     assert plain_math(r"Add $\frac{1}{4} + \frac{1}{2}$") == "Add 1/4 + 1/2"
     assert plain_math(r"$\frac{1+2}{3}$ and $\frac{-1}{x - y}$") == "(1+2)/3 and -1/(x - y)"

@@ -25,8 +25,9 @@ from ui.model.graph_layout import (
     newest_blocks,
 )
 from ui.model.graph_view import detail
+from ui.model.home_view import new_note
 from ui.state import home_state
-from ui.state.home_state import RECENT_CHATS, HomeState, new_note
+from ui.state.home_state import RECENT_CHATS, HomeState
 
 LONG = "thinks the answer is 1/2 when asked what fill in the blank number replaces the mark"
 

@@ -15,6 +15,7 @@ from shared_contracts.tools import GradedOutput
 from tests.ui.samples import AT, chat_view
 from tests.ui.state_doubles import substate
 from ui.model.conversation import chat_items
+from ui.model.home_view import chat_rows, search_nodes
 from ui.model.room import Room, apply_frames, user_sent, with_connection
 from ui.practise import (
     ASK_CHARS,
@@ -25,7 +26,7 @@ from ui.practise import (
     ready_to_ask,
     shorten,
 )
-from ui.state.home_state import HomeState, chat_rows, search_nodes
+from ui.state.home_state import HomeState
 
 
 def _node(node_id: str, statement: str, state: str = "introduced", chat: str = "c1") -> GraphNode:

@@ -89,20 +89,20 @@ def test_the_panel_says_why_an_unseen_node_is_there_and_who_said_its_quotes():
     assert found.note.startswith("Not yet seen: a session you took rests on this")
     assert [(q.text, q.who) for q in found.quotes] == [("multiply 3 by 4", "The teacher said")]
     assert found.probes == [] and found.no_probes.startswith("No questions yet")
-    assert (found.learn, found.action) == (True, "Learn this")
+    assert (found.aim, found.action) == ("learn", "Learn this")
     taught = detail(SNAP, "add")
-    assert taught is not None and (taught.note, taught.learn) == ("", False)
+    assert taught is not None and (taught.note, taught.aim) == ("", "practise")
     assert taught.action == "Practise this"
     panel_js = str(node_panel())
     assert 'id:"node-note"' in panel_js and "LucideBookOpen" in panel_js
 
 
 def test_learn_this_titles_the_chat_and_asks_to_learn():
-    assert practise_title("Multiplying whole numbers", learn=True) == (
+    assert practise_title("Multiplying whole numbers", "learn") == (
         "Learn: Multiplying whole numbers"
     )
-    assert practise_ask("Halves", learn=True) == "Help me learn: Halves"
-    ask = parse_qs(urlsplit(practise_href("chat-1", "Halves & thirds", learn=True)).query)
+    assert practise_ask("Halves", "learn") == "Help me learn: Halves"
+    ask = parse_qs(urlsplit(practise_href("chat-1", "Halves & thirds", "learn")).query)
     assert ask["ask"] == ["Help me learn: Halves & thirds"]
     assert practise_title("Halves") == "Practise: Halves"  # other states still practise
 

@@ -1,12 +1,14 @@
-"""Home's header (title, New session, theme, legend, notices, errors), and what fills the
-page before there is a graph: the first-session invitation or the load failure."""
+"""Home's header (title, Review (N), New session, theme, legend, notices, errors), and what
+fills the page before there is a graph: the first-session invitation or the load failure."""
 
 from __future__ import annotations
 
 import reflex as rx
 
 from ui.components.legend import legend
+from ui.components.review_panel import review_button
 from ui.state.home_state import NOTICES_ID, HomeState
+from ui.state.learner_state import LearnerState
 
 H = HomeState
 
@@ -18,6 +20,8 @@ def new_session_button() -> rx.Component:
         on_click=H.new_session,
         loading=H.creating,
         size=rx.breakpoints(initial="2", sm="3"),
+        # while something is due, "Review (N)" beside it is the one primary action
+        variant=rx.cond(LearnerState.review.count > 0, "soft", "solid"),
         id="new-session",
     )
 
@@ -77,10 +81,12 @@ def header() -> rx.Component:
         rx.hstack(
             rx.heading("What I know", size=rx.breakpoints(initial="5", sm="6")),
             rx.spacer(),
+            review_button(),
             new_session_button(),
             rx.color_mode.button(aria_label="Switch light or dark theme"),
             width="100%",
             align="center",
+            wrap="wrap",
         ),
         rx.cond(H.node_total > 0, legend(H.counts)),
         notices(),

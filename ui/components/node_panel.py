@@ -6,7 +6,8 @@ from __future__ import annotations
 import reflex as rx
 
 from ui.components.safe_markdown import safe_markdown
-from ui.model.graph_view import ProbeRow, Quote
+from ui.model.graph_view import BADGE_SCHEMES, ProbeRow, Quote
+from ui.model.memory_view import MemoryLine
 from ui.state.home_state import HomeState
 
 H = HomeState
@@ -47,13 +48,9 @@ def _node_head() -> rx.Component:
             d.icon,
             " ",
             d.state_label,
-            color_scheme=rx.match(
-                d.state,
-                ("verified", "grass"),
-                ("shaky", "amber"),
-                ("misconception", "red"),
-                "gray",
-            ),
+            color_scheme=rx.match(d.state, *BADGE_SCHEMES.items(), "gray"),
+            # Radix's teal text is 4.1:1 on its soft fill in the light theme (axe wants 4.5)
+            high_contrast=d.state == "resolved",
             variant=rx.cond(d.state == "unseen", "outline", "soft"),
             size="2",
         ),
@@ -71,6 +68,50 @@ def _node_head() -> rx.Component:
         ),
         width="100%",
         align="center",
+    )
+
+
+def _memory_line(line: MemoryLine) -> rx.Component:
+    return rx.text(rx.text.strong(line.label, ": "), line.value, size="3")
+
+
+def _memory() -> rx.Component:
+    """How well it is remembered, and for a cleared-up mix-up, which answer cleared it."""
+    d = H.selected
+    r = d.resolved
+    return rx.fragment(
+        rx.cond(
+            d.has_resolution,
+            rx.callout.root(
+                rx.callout.icon(rx.icon("circle-check-big")),
+                rx.callout.text(
+                    "Cleared up on ",
+                    r.when,
+                    " in ",
+                    # underlined: a link inside a sentence is told apart by more than colour
+                    rx.link(
+                        r.session_title,
+                        href="/chat/" + r.session,
+                        underline="always",
+                        color_scheme="teal",
+                        high_contrast=True,
+                    ),
+                    ": asked “",
+                    r.question,
+                    "”, you answered “",
+                    r.answer,
+                    "”.",
+                ),
+                color_scheme="teal",
+                high_contrast=True,  # teal text on teal is 4.1:1 in the light theme
+                size="1",
+                id="node-resolved",
+            ),
+        ),
+        rx.cond(
+            d.memory.length() > 0,
+            rx.vstack(rx.foreach(d.memory, _memory_line), spacing="1", id="node-memory"),
+        ),
     )
 
 
@@ -118,8 +159,14 @@ def node_panel() -> rx.Component:
             d.note != "",
             rx.text(d.note, size="3", color_scheme="gray", id="node-note"),
         ),
+        _memory(),
         rx.button(
-            rx.cond(d.learn, rx.icon("book-open"), rx.icon("dumbbell")),
+            rx.match(
+                d.aim,
+                ("learn", rx.icon("book-open")),
+                ("review", rx.icon("rotate-ccw")),
+                rx.icon("dumbbell"),
+            ),
             d.action,
             on_click=H.practise,
             loading=H.creating,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ui.state.home_state import ChatRow, HomeState
+from ui.model.home_view import ChatRow
+from ui.state.home_state import HomeState
 
 H = HomeState
 

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared_contracts.graph import GraphEdge, GraphNode
-from ui.model.graph_view import OUTLINED, STATE_STYLE, clip, plain_math
+from ui.model.graph_view import OUTLINED, STATE_STYLE, clip
+from ui.model.mathdelims import plain_math
 
 COLUMN_WIDTH, NODE_WIDTH = 300, 240
 COLUMN_MAX_HEIGHT = 640

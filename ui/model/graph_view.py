@@ -4,24 +4,36 @@ side panel's detail of one node (its layout on the canvas is `graph_layout`)."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from shared_contracts.graph import GraphNode, GraphSnapshot
 from ui.model.mathdelims import normalise_math
+from ui.model.memory_view import MemoryLine, ResolvedView, memory_lines, resolved_view
 
-STATES = ("verified", "introduced", "shaky", "misconception", "unseen")
+STATES = ("verified", "fading", "introduced", "shaky", "misconception", "resolved", "unseen")
 """Legend and filter order: what the learner has shown first, what nobody checked last."""
 STATE_STYLE = {
     # state: (label, icon, fill, border, text)
     "verified": ("verified", "✓", "#d3f9d8", "#2f9e44", "#0b3d17"),
+    # known once, recall now below the desired retention: due for review
+    "fading": ("fading", "◔", "#f3f0ff", "#7048e8", "#2b1a66"),
     "introduced": ("introduced", "○", "#e7ecf2", "#64748b", "#1e293b"),
     "shaky": ("shaky", "!", "#fff3bf", "#f08c00", "#4a3000"),
     "misconception": ("misconception", "✗", "#ffe3e3", "#e03131", "#5c0a0a"),
+    # a misconception the learner rejected in a later session (dashed, as every misconception)
+    "resolved": ("resolved", "☑", "#c3fae8", "#0c8599", "#063c40"),
     # outline only: no fill, so theme colours keep the text readable in light and dark mode
     "unseen": ("not yet seen", "?", "transparent", "var(--gray-9)", "var(--gray-12)"),
 }
+BADGE_SCHEMES = {
+    "verified": "grass",
+    "fading": "violet",
+    "shaky": "amber",
+    "misconception": "red",
+    "resolved": "teal",
+}
+"""The Radix colour scheme of a state's badge in the node panel (others gray)."""
 OUTLINED = frozenset({"unseen"})
 """States drawn as an outline: a dashed border, no fill."""
 UNSEEN_NOTE = (
@@ -82,10 +94,16 @@ class NodeDetail:
     probes: list[ProbeRow] = dataclasses.field(default_factory=list)
     no_probes: str = ""
     """What the probe history says when it is empty (a misconception is seen, not quizzed)."""
-    learn: bool = False
-    """Never taught: the panel's action is to learn it, not to practise it."""
+    aim: str = "practise"
+    """The panel's action: "learn" what no session taught, "review" what is fading, else
+    "practise"."""
     action: str = ""
-    """The action's label: "Learn this" or "Practise this"."""
+    """The action's label: "Learn this", "Review this" or "Practise this"."""
+    memory: list[MemoryLine] = dataclasses.field(default_factory=list)
+    """Its memory in words (chance of getting it right, due, last checked)."""
+    resolved: ResolvedView = dataclasses.field(default_factory=ResolvedView)
+    has_resolution: bool = False
+    """A misconception cleared up: `resolved` says when and by which question."""
 
 
 def filtered(snapshot: GraphSnapshot, state: str, session: str) -> list[GraphNode]:
@@ -95,24 +113,6 @@ def filtered(snapshot: GraphSnapshot, state: str, session: str) -> list[GraphNod
         for n in snapshot.nodes
         if (not state or n.state == state) and (not session or session in n.sessions)
     ]
-
-
-_FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
-_SYMBOLS = {r"\times": "×", r"\cdot": "·", r"\div": "÷", r"\le": "≤", r"\ge": "≥", r"\ne": "≠"}
-
-
-def plain_math(text: str) -> str:
-    """Inline math as plain text for labels React Flow cannot typeset: $\\frac{1}{2}$ → 1/2."""
-    text = _FRACTION.sub(lambda m: f"{_operand(m[1])}/{_operand(m[2])}", text)
-    for command, symbol in _SYMBOLS.items():
-        text = re.sub(re.escape(command) + r"(?![A-Za-z])", symbol, text)
-    return text.replace("$$", "").replace("$", "")
-
-
-def _operand(term: str) -> str:
-    """A fraction's top or bottom, bracketed when it is more than one term: 1+2 → (1+2)."""
-    term = term.strip()
-    return f"({term})" if re.search(r"[-+\s]", term.lstrip("-")) else term
 
 
 def clip(text: str, limit: int) -> str:
@@ -169,13 +169,26 @@ def session_links(chat_ids: Sequence[str], titles: Mapping[str, str]) -> list[Se
     return [SessionLink(id=c, title=titles.get(c) or c) for c in chat_ids]
 
 
-def detail(
-    snapshot: GraphSnapshot, node_id: str, titles: Mapping[str, str] | None = None
-) -> NodeDetail | None:
-    """The side panel for one node: statement, state, evidence and probe history.
+ACTIONS = {"learn": "Learn this", "review": "Review this", "practise": "Practise this"}
 
-    `titles` names sessions (chat id → title); a quote recorded twice shows once."""
+
+def aim_of(state: str) -> str:
+    """What the panel's action does for a node in `state`."""
+    return {"unseen": "learn", "fading": "review"}.get(state, "practise")
+
+
+def detail(
+    snapshot: GraphSnapshot,
+    node_id: str,
+    titles: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> NodeDetail | None:
+    """The side panel for one node: statement, state, memory, evidence and probe history.
+
+    `titles` names sessions (chat id → title); a quote recorded twice shows once. Memory is
+    told as of the snapshot's moment (`now`, else the clock, for a snapshot of none)."""
     titles = titles or {}
+    moment = snapshot.as_of or now or datetime.now(UTC)
     node = next((n for n in snapshot.nodes if n.id == node_id), None)
     if node is None:
         return None
@@ -214,6 +227,9 @@ def detail(
             for p in sorted(node.probes, key=lambda p: p.at, reverse=True)
         ],
         no_probes=no_probes,
-        learn=unseen,
-        action="Learn this" if unseen else "Practise this",
+        aim=aim_of(node.state),
+        action=ACTIONS[aim_of(node.state)],
+        memory=memory_lines(node.memory, moment),
+        resolved=resolved_view(node.resolution, titles),
+        has_resolution=node.resolution is not None,
     )

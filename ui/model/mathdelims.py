@@ -1,6 +1,7 @@
 """Model text made ready for the markdown renderer's math (remark-math + KaTeX): LaTeX
 delimiters become dollar forms, and a display formula written on one line of its own
-(`$$x$$`, which remark-math reads as inline math at text size) becomes a display block."""
+(`$$x$$`, which remark-math reads as inline math at text size) becomes a display block;
+and math as plain text where nothing typesets it (graph labels, a sentence)."""
 
 from __future__ import annotations
 
@@ -98,3 +99,21 @@ def _display(match: re.Match[str]) -> str:
     if before.strip() or after.strip():
         return f"$${body}$$"
     return f"$$\n{body}\n$$"
+
+
+_FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
+_SYMBOLS = {r"\times": "×", r"\cdot": "·", r"\div": "÷", r"\le": "≤", r"\ge": "≥", r"\ne": "≠"}
+
+
+def plain_math(text: str) -> str:
+    """Inline math as plain text for labels React Flow cannot typeset: $\\frac{1}{2}$ → 1/2."""
+    text = _FRACTION.sub(lambda m: f"{_operand(m[1])}/{_operand(m[2])}", text)
+    for command, symbol in _SYMBOLS.items():
+        text = re.sub(re.escape(command) + r"(?![A-Za-z])", symbol, text)
+    return text.replace("$$", "").replace("$", "")
+
+
+def _operand(term: str) -> str:
+    """A fraction's top or bottom, bracketed when it is more than one term: 1+2 → (1+2)."""
+    term = term.strip()
+    return f"({term})" if re.search(r"[-+\s]", term.lstrip("-")) else term

@@ -9,7 +9,7 @@ import dataclasses
 
 from shared_contracts.plan import PlanTree
 from ui.model.conversation import ChatItem, chat_items, math_ready, turn_start
-from ui.model.graph_view import plain_math
+from ui.model.mathdelims import plain_math
 from ui.model.room import Room
 
 

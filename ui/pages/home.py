@@ -10,8 +10,11 @@ from ui.components.graph_canvas import capped_note, filters, graph_canvas
 from ui.components.home_header import empty_state, header, load_failed_state
 from ui.components.node_panel import node_panel
 from ui.components.panel import PANEL
+from ui.components.review_panel import review_panel
 from ui.components.sessions_panel import sessions_panel
+from ui.components.time_travel import moment_banner, moment_select
 from ui.state.home_state import SIDE_PANEL_ID, HomeState
+from ui.state.learner_state import LearnerState
 
 H = HomeState
 
@@ -24,8 +27,17 @@ class SidePanel(Aside):
 
 def side_panel() -> rx.Component:
     return SidePanel.create(
-        rx.cond(H.has_selected, node_panel(), sessions_panel()),
-        aria_label=rx.cond(H.has_selected, "The node's details", "Your sessions"),
+        rx.cond(
+            H.has_selected,
+            node_panel(),
+            rx.vstack(
+                rx.cond((H.node_total > 0) & LearnerState.review_offered, review_panel()),
+                sessions_panel(),
+                spacing="4",
+                width="100%",
+            ),
+        ),
+        aria_label=rx.cond(H.has_selected, "The node's details", "Your review and sessions"),
         tab_index=-1,
         on_key_down=H.panel_key,
         id=SIDE_PANEL_ID,
@@ -38,7 +50,7 @@ def side_panel() -> rx.Component:
 
 
 def graph_or_welcome() -> rx.Component:
-    """The graph with its filters; before there is one, a spinner, the first-session
+    """The graph with its moment and filters; before there is one, a spinner, the first-session
     invitation or the load failure."""
     return rx.cond(
         H.node_total == 0,
@@ -48,7 +60,8 @@ def graph_or_welcome() -> rx.Component:
             rx.cond(H.load_failed, load_failed_state(), empty_state()),
         ),
         rx.vstack(
-            filters(),
+            rx.hstack(moment_select(), filters(), wrap="wrap", spacing="4", align="center"),
+            moment_banner(),
             capped_note(),
             graph_canvas(),
             width="100%",

@@ -3,88 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+from datetime import UTC, datetime
 from typing import Any
 
 import reflex as rx
 
-from shared_contracts.chat import ChatSummary
-from shared_contracts.graph import GraphNode, GraphSnapshot
+from shared_contracts.graph import GraphSession, GraphSnapshot
 from ui import api
-from ui.model import graph_layout, graph_view
+from ui.model import graph_layout, graph_view, time_travel
 from ui.model.graph_view import NodeDetail, SessionLink, StateCount
-from ui.practise import practise_href, practise_title
+from ui.model.home_view import ChatRow, capped_note, chat_rows, has_session, new_note, search_nodes
+from ui.model.time_travel import Moment
+from ui.practise import as_aim, practise_href, practise_title
 
 GRAPH_ID, SIDE_PANEL_ID, NOTICES_ID = "graph", "side-panel", "graph-notices"
-"""Where keyboard focus is sent: the graph canvas, the aside beside it, the notices."""
+MOMENT_ID = "graph-moment"
+"""Where keyboard focus is sent: the graph canvas, the aside beside it, the notices, the
+time-travel select."""
 POLL_SECONDS = 1.0
 POLL_ROUNDS = 45
 RECENT_CHATS = 12
 """Sessions listed before "Show all": after months, hundreds would make a phone's page
 many screens long."""
-
-
-@dataclasses.dataclass
-class ChatRow:
-    id: str = ""
-    title: str = ""
-    when: str = ""
-    turns: str = ""
-    """How long the session was: "1 turn", "12 turns"."""
-    href: str = ""
-
-
-def chat_rows(chats: list[ChatSummary]) -> list[ChatRow]:
-    """Sessions newest first, as list rows."""
-    ordered = sorted(chats, key=lambda c: c.updated_at, reverse=True)
-    return [
-        ChatRow(
-            id=c.id,
-            title=c.title or "Untitled session",
-            when=c.updated_at.strftime("%Y-%m-%d %H:%M"),
-            turns=f"{c.turns} turn" if c.turns == 1 else f"{c.turns} turns",
-            href=f"/chat/{c.id}",
-        )
-        for c in ordered
-    ]
-
-
-def new_note(count: int) -> str:
-    """How many things the last session added, in words ("" for none)."""
-    if count <= 0:
-        return ""
-    if count == 1:
-        return "1 thing from your last session is highlighted."
-    return f"{count} things from your last session are highlighted."
-
-
-def has_session(snapshot: GraphSnapshot, chat_id: str) -> bool:
-    """True once the graph holds anything folded from `chat_id`."""
-    return any(s.chat_id == chat_id for s in snapshot.sessions) or any(
-        chat_id in n.sessions for n in snapshot.nodes
-    )
-
-
-def search_nodes(nodes: list[GraphNode], query: str) -> list[GraphNode]:
-    """Nodes whose statement contains `query` (case-insensitive; blank = all)."""
-    needle = " ".join(query.split()).casefold()
-    if not needle:
-        return list(nodes)
-    return [n for n in nodes if needle in " ".join(n.statement.split()).casefold()]
-
-
-def capped_note(matches: int, drawn: int, blocks: int, filtered: bool) -> str:
-    """What the canvas says when it draws only `drawn` of `matches` nodes (in `blocks`
-    session blocks): which ones, and how to see the others. "" when it draws them all."""
-    if drawn >= matches:
-        return ""
-    newest = "your newest session" if blocks == 1 else f"your {blocks} newest sessions"
-    if filtered:
-        return (
-            f"{matches:,} match; drawn are those from {newest}. "
-            "Narrow the search or pick a session to see the others."
-        )
-    return f"Drawn: {newest}. Search or pick a session to see the others."
 
 
 class HomeState(rx.State):
@@ -125,6 +65,14 @@ class HomeState(rx.State):
     late: bool = False
     """The session just ended did not reach the graph while home waited for it."""
     creating: bool = False
+    moment: str = time_travel.NOW
+    """The moment the graph shows (a `time_travel` key): now, after a past session, or in
+    7 or 30 days."""
+    moment_options: rx.Field[list[Moment]] = rx.field(default_factory=list)
+    moment_banner: str = ""
+    """Which moment is shown, in words ("" for now)."""
+    can_travel: bool = False
+    """The server tells the graph's moment (`as_of`), so it can show another one."""
 
     _graph: GraphSnapshot = GraphSnapshot()
     _titles: dict[str, str] = rx.field(default_factory=dict)
@@ -132,10 +80,21 @@ class HomeState(rx.State):
     _version: int = 0
     _session_ids: list[str] = rx.field(default_factory=list)
     """Every session in the graph, oldest first (the order blocks are drawn in)."""
+    _now_sessions: list[GraphSession] = rx.field(default_factory=list)
+    """The sessions of the graph as of now: the past moments one can go back to."""
+    _now_at: datetime | None = None
+    """The server's now, from the graph as of now: the future moments count from it."""
+    _fading_now: int = 0
 
     def _refresh_graph(self) -> None:
-        """What only a new graph changes: totals, legend, session filter, highlight."""
+        """What only a new graph changes: totals, legend, session filter, highlight, and
+        (for the graph as of now) the moments time travel offers."""
         graph = self._graph
+        if self.moment == time_travel.NOW:
+            self._now_sessions, self._now_at = list(graph.sessions), graph.as_of
+            self._fading_now = time_travel.fading_count(graph)
+            self.can_travel = graph.as_of is not None
+            self.moment_options = time_travel.moments(graph.sessions, self._titles)
         self._session_ids = graph_view.sessions(graph)
         self.node_total = len(graph.nodes)
         self.counts = graph_view.counts(graph)
@@ -198,6 +157,7 @@ class HomeState(rx.State):
         """A fresh look at home; `after` names the session that just ended. The node panel
         open before that session is not what the learner comes back to see."""
         self.highlight = after
+        self.moment, self.moment_banner = time_travel.NOW, ""
         self.loading, self.error, self.updating = True, "", bool(after)
         self.late = False
         if after:
@@ -216,7 +176,8 @@ class HomeState(rx.State):
             async with self:
                 if self.highlight != after:
                     return
-                self._store(graph)
+                if self.moment == time_travel.NOW:  # not over a moment the learner picked
+                    self._store(graph)
         async with self:
             self.updating = False
             # A failed or slow run: say so, and offer the retry only a new trigger brings.
@@ -238,6 +199,7 @@ class HomeState(rx.State):
             return
         async with self:
             self.updating = True
+            self.moment, self.moment_banner = time_travel.NOW, ""
             self._store(graph)
         await self._await_fold(after, graph)
 
@@ -251,6 +213,30 @@ class HomeState(rx.State):
         self.has_selected = found is not None
         self.selected = found or NodeDetail()
         return rx.set_focus(SIDE_PANEL_ID) if found else None
+
+    @rx.event
+    async def show_moment(self, key: str) -> None:
+        """The time-travel select: the graph as of the moment `key` names (now for a key
+        naming none)."""
+        now = self._now_at or datetime.now(UTC)
+        as_of = time_travel.as_of(key, self._now_sessions, now)
+        key = key if as_of is not None else time_travel.NOW
+        try:
+            graph = await api.get_graph(as_of)
+        except api.ApiError as exc:
+            self.error = f"Could not show your graph at that moment: {exc}"
+            return
+        self.moment, self.error = key, ""
+        self._store(graph)
+        self.moment_banner = time_travel.banner(
+            key, graph, self._now_sessions, self._titles, self._fading_now
+        )
+
+    @rx.event
+    async def back_to_now(self) -> rx.event.EventSpec:
+        """ "Back to now": the graph as of now; focus to the select the button replaced."""
+        await self.show_moment(time_travel.NOW)
+        return rx.set_focus(MOMENT_ID)
 
     @rx.event
     def toggle_all_chats(self) -> None:
@@ -291,20 +277,20 @@ class HomeState(rx.State):
 
     @rx.event
     async def practise(self):
-        """ "Practise this" ("Learn this" for a node not yet seen): a chat aimed at the
-        selected node, opened with its first message."""
+        """ "Practise this" ("Learn this" for a node not yet seen, "Review this" for one
+        fading): a chat aimed at the selected node, opened with its first message."""
         if self.creating or not self.has_selected:
             return None
-        statement, learn = self.selected.statement, self.selected.learn
+        statement, aim = self.selected.statement, as_aim(self.selected.aim)
         self.creating = True
         try:
-            chat = await api.create_chat(practise_title(statement, learn))
+            chat = await api.create_chat(practise_title(statement, aim))
         except api.ApiError as exc:
             self.error = f"Could not start a session: {exc}"
             return None
         finally:
             self.creating = False
-        return rx.redirect(practise_href(chat.id, statement, learn))
+        return rx.redirect(practise_href(chat.id, statement, aim))
 
     @rx.event
     async def new_session(self):
