@@ -95,6 +95,9 @@ class ChatRecord(Record, kw_only=True, weakref=True, frozen=True):
     turns: int = 0
     forked_from: ForkOrigin | None = None
     format: int = 1
+    material_id: Id | msgspec.UnsetType = msgspec.UNSET
+    """The learner's document this session teaches from (`POST /api/chats` with one);
+    unset (and not written) for any other session."""
 
 
 class ChatSummary(Body, kw_only=True, frozen=True):
@@ -105,6 +108,7 @@ class ChatSummary(Body, kw_only=True, frozen=True):
     model: str
     turns: int
     messages: int
+    material_id: Id | msgspec.UnsetType = msgspec.UNSET
 
 
 class ChatView(Body, kw_only=True, frozen=True):
@@ -121,3 +125,4 @@ class ChatView(Body, kw_only=True, frozen=True):
     pending_question: PendingQuestion | None = None
     turn_running: bool = False
     turns: int = 0
+    material_id: Id | msgspec.UnsetType = msgspec.UNSET

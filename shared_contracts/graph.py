@@ -11,7 +11,9 @@ from shared_contracts.base import Body, Id, Record, ToolCallId
 
 NodeKind = Literal["proposition", "misconception"]
 EdgeType = Literal["requires", "supports"]
-Speaker = Literal["learner", "teacher", "answer"]
+Speaker = Literal["learner", "teacher", "answer", "material"]
+"""Who said a quoted piece of evidence; `material`: a passage of the learner's document a
+plan node was taught from (see `Evidence`)."""
 NodeState = Literal[
     "introduced", "verified", "shaky", "misconception", "unseen", "fading", "resolved"
 ]
@@ -24,7 +26,11 @@ MappingHow = Literal["created", "statement", "alias"]
 
 
 class Evidence(Record, kw_only=True, frozen=True):
-    """A verbatim quote located in the transcript by the evidence gate."""
+    """A verbatim quote located in the transcript by the evidence gate; or (speaker
+    `material`) a passage of the learner's document that the plan node the proposition came
+    from was taught from: then `material_id`, `page` and `start`/`end` (its span of that
+    page's stored text) say where it is, and `message_id`/`turn` which message's plan tool
+    cited it."""
 
     quote: str
     message_id: Id
@@ -32,6 +38,8 @@ class Evidence(Record, kw_only=True, frozen=True):
     speaker: Speaker
     start: int
     end: int
+    material_id: Id | msgspec.UnsetType = msgspec.UNSET
+    page: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class PropositionLine(Record, kw_only=True, frozen=True):

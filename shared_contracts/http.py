@@ -6,11 +6,13 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared_contracts.base import Body, Inbound
+from shared_contracts.base import Body, Id, Inbound
 
 
 class CreateChat(Inbound, kw_only=True, frozen=True):
     title: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    material_id: Id | None = None
+    """Teach from this material (one of the learner's: 404 otherwise)."""
 
 
 class Health(Body, kw_only=True, frozen=True):

@@ -15,8 +15,15 @@ TERMINAL_JOB_STATUSES = frozenset({"done", "failed", "cancelled"})
 
 
 class Source(Record, kw_only=True, frozen=True):
+    """What a note cites: a passage of the learner's own material (its `quote` checked
+    verbatim against the stored page text, with `material_id` and `page`), or a web page
+    (`url`, from a search hit, never from the model)."""
+
     title: str
-    url: str
+    url: str = ""
+    quote: str = ""
+    material_id: Id | None = None
+    page: int | None = None
 
 
 class ResearchNote(Record, tag_field="kind", tag="research_note", kw_only=True, frozen=True):
@@ -72,3 +79,7 @@ class Job(Record, kw_only=True, frozen=True):
     result: JobResult | None = None
     error: str = ""
     delivered: bool = False
+    audit: list[str] | msgspec.UnsetType = msgspec.UNSET
+    """What the job's checks dropped and why (e.g. a citation not found in the material):
+    for the operator and the trace; never shown to the learner or the teacher. Unset (and
+    not written) when nothing was dropped."""

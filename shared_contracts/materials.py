@@ -77,6 +77,9 @@ class Passage(Record, kw_only=True, frozen=True):
     page: int
     quote: str
     title: str = ""
+    start: int = 0
+    end: int = 0
+    """The quote's span of the page's stored text."""
 
 
 class PassageSpec(Inbound, kw_only=True, frozen=True):

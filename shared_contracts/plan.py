@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 from shared_contracts.base import Id, Record
+from shared_contracts.materials import Passage
 
 PlanStatus = Literal["pending", "active", "done"]
 
@@ -18,6 +19,10 @@ class PlanNode(Record, kw_only=True, frozen=True):
     parent: Id | None = None
     status: PlanStatus = "pending"
     done_note: str = ""
+    passages: list[Passage] | msgspec.UnsetType = msgspec.UNSET
+    """The document passages this node teaches (a lesson from a document), each checked
+    verbatim against the stored text. Unset (and not written) when there are none, so a
+    plan without a document encodes as before."""
 
 
 class PlanTree(Record, kw_only=True, frozen=True):

@@ -11,6 +11,7 @@ import msgspec
 
 from shared_contracts.base import Confidence, Id, Inbound, Record
 from shared_contracts.jobs import JobResult, JobStatus
+from shared_contracts.materials import MaterialHit, PassageSpec
 from shared_contracts.plan import PlanTree
 from shared_contracts.questions import AnswerValue, QuestionSpec, Verdict
 
@@ -23,6 +24,11 @@ class PlanNodeSpec(Inbound, kw_only=True, frozen=True):
     title: Title
     summary: Text = ""
     parent: Id | None = None
+    passages: Annotated[list[PassageSpec], msgspec.Meta(max_length=3)] | msgspec.UnsetType = (
+        msgspec.UNSET
+    )
+    """In a lesson from a document: the passages this node teaches (page and exact words),
+    checked against the document before they are kept. Unset (not written) otherwise."""
 
 
 class PlanInitArgs(Inbound, kw_only=True, frozen=True):
@@ -84,6 +90,15 @@ class DemoArgs(Inbound, kw_only=True, frozen=True):
     node_id: Id | None = None
 
 
+class SearchMaterialArgs(Inbound, kw_only=True, frozen=True):
+    """Search the learner's own documents (full text, best passages first)."""
+
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+    material_id: Id | None = None
+    """One material only (default: all of the learner's)."""
+    limit: Annotated[int, msgspec.Meta(ge=1, le=10)] = 5
+
+
 class VisualArgs(Inbound, kw_only=True, frozen=True):
     """Ask the visual-maker for a diagram (runs in the background)."""
 
@@ -101,6 +116,7 @@ ToolName = Literal[
     "research",
     "demo",
     "visual",
+    "search_material",
 ]
 
 TOOL_ARGS: dict[str, type[Inbound]] = {
@@ -113,10 +129,13 @@ TOOL_ARGS: dict[str, type[Inbound]] = {
     "research": ResearchArgs,
     "demo": DemoArgs,
     "visual": VisualArgs,
+    "search_material": SearchMaterialArgs,
 }
 SERVER_TOOLS = frozenset({"plan_init", "plan_add", "plan_update", "plan_mark_done"})
 LEARNER_TOOLS = frozenset({"quiz", "ask_user_question"})
 JOB_TOOLS = frozenset({"research", "demo", "visual"})
+MATERIAL_TOOLS = frozenset({"search_material"})
+"""Offered only when the learner has material to search; run by the server at once."""
 
 
 class PlanOutput(Record, tag_field="kind", tag="plan", kw_only=True, gc=False, frozen=True):
@@ -141,4 +160,10 @@ class JobOutput(Record, tag_field="kind", tag="job", kw_only=True, gc=False, fro
     error: str = ""
 
 
-ToolOutput = PlanOutput | GradedOutput | ReplyOutput | JobOutput
+class SearchOutput(Record, tag_field="kind", tag="search", kw_only=True, gc=False, frozen=True):
+    """The passages found; their text is the learner's document, quoted as data."""
+
+    hits: list[MaterialHit] = msgspec.field(default_factory=list)
+
+
+ToolOutput = PlanOutput | GradedOutput | ReplyOutput | JobOutput | SearchOutput

@@ -7,7 +7,9 @@ invention). Evidence that the learner learned or believes something must include
 message or a graded answer; a prerequisite (what the session rested on, not shown by the
 learner) may be backed by the teacher's words alone, and is never a misconception.
 Attributions must cite a graded quiz in the transcript; edges need known endpoints and no
-self-loops. Every drop is an `AuditLine` with a reason.
+self-loops. Every drop is an `AuditLine` with a reason. A proposition taken from a plan
+node that was taught from the learner's document keeps that node's passages (checked
+against the document when the plan tool ran) as evidence of speaker `material`.
 
 Character spans are offsets into a message's *rendered text*: its segments (text parts, and
 each answered question rendered as "Q: <prompt>\\nA: <answer>") joined by a blank line.
@@ -34,7 +36,7 @@ from shared_contracts.extraction import (
     ItemKind,
 )
 from shared_contracts.graph import AuditLine, Evidence, Speaker
-from shared_contracts.tools import GradedOutput, ReplyOutput
+from shared_contracts.tools import GradedOutput, PlanOutput, ReplyOutput
 
 MIN_QUOTE_TOKENS = 4
 FUZZY_MIN_SCORE = 90.0
@@ -176,6 +178,33 @@ def locate_quote(quote: str, segments: list[Segment]) -> Evidence | None:
     return _evidence(seg, start, end)
 
 
+def passage_evidence(record: ChatRecord, upto: int | None = None) -> dict[str, list[Evidence]]:
+    """Each plan node's document passages as evidence, located at the message (of `[0,
+    upto)`) whose plan tool first gave the node its passages."""
+    out: dict[str, list[Evidence]] = {}
+    end = len(record.messages) if upto is None else upto
+    for message in record.messages[:end]:
+        for part in message.parts:
+            if not (isinstance(part, ToolPart) and isinstance(part.output, PlanOutput)):
+                continue
+            for node in part.output.tree.nodes:
+                if node.passages and node.id not in out:
+                    out[node.id] = [
+                        Evidence(
+                            quote=p.quote,
+                            message_id=message.id,
+                            turn=message.turn,
+                            speaker="material",
+                            start=p.start,
+                            end=p.end,
+                            material_id=p.material_id,
+                            page=p.page,
+                        )
+                        for p in node.passages
+                    ]
+    return out
+
+
 @dataclass(slots=True)
 class GateResult:
     """Survivors of the gate and one audit line per dropped item."""
@@ -214,6 +243,7 @@ def run_gate(
 ) -> GateResult:
     """Check every extractor item against the transcript `[0, upto)` (pure)."""
     segments = transcript_segments(record, upto)
+    passages = passage_evidence(record, upto)
     quizzes = {q.tool_call_id for q in quiz_probes(record, 0, upto)}
     result = GateResult(findings=Findings())
     found = result.findings
@@ -248,6 +278,7 @@ def run_gate(
             drop("proposition", prop.local_id, why)
             continue
         local_ids.add(prop.local_id)
+        evidence += passages.get(prop.plan_node or "", [])
         found.propositions.append(
             FoundProposition(
                 local_id=prop.local_id,

@@ -8,11 +8,13 @@ with the same values) returns the tree unchanged, version included.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+import msgspec
 from msgspec.structs import replace
 
 from backend.core.errors import PlanError
+from shared_contracts.materials import Passage, PassageSpec
 from shared_contracts.plan import PlanNode, PlanTree
 from shared_contracts.tools import (
     PlanAddArgs,
@@ -25,19 +27,26 @@ from shared_contracts.tools import (
 PlanArgs = PlanInitArgs | PlanAddArgs | PlanUpdateArgs | PlanMarkDoneArgs
 
 
-def apply_plan_tool(tree: PlanTree | None, args: PlanArgs) -> PlanTree:
-    """Return the tree after `args`, or raise `PlanError` with a message the model can act on."""
+def apply_plan_tool(
+    tree: PlanTree | None,
+    args: PlanArgs,
+    passages: Mapping[str, list[Passage]] | None = None,
+) -> PlanTree:
+    """Return the tree after `args`, or raise `PlanError` with a message the model can act on.
+    `passages`: the checked passages of each new node (by id); a spec's own are never used
+    unchecked (see `plan_passages`)."""
+    checked = passages or {}
     if isinstance(args, PlanInitArgs):
         if tree is not None:
             raise PlanError(
                 "a plan already exists; use plan_add to add nodes or plan_update to change one"
             )
-        return _init(args)
+        return _init(args, checked)
     if tree is None:
         raise PlanError("there is no plan yet; call plan_init first")
     check_tree(tree)
     if isinstance(args, PlanAddArgs):
-        changed = _add(tree, args.node)
+        changed = _add(tree, args.node, checked)
     elif isinstance(args, PlanUpdateArgs):
         changed = _update(tree, args)
     elif isinstance(args, PlanMarkDoneArgs):
@@ -91,7 +100,19 @@ def check_tree(tree: PlanTree) -> None:
         raise PlanError(f"the stored plan is inconsistent: unknown current node {tree.current!r}")
 
 
-def _init(args: PlanInitArgs) -> PlanTree:
+def plan_passages(args: PlanArgs) -> list[tuple[str, list[PassageSpec]]]:
+    """(node id, its passage specs) for each new node of `args` that cites any."""
+    specs = (
+        args.nodes
+        if isinstance(args, PlanInitArgs)
+        else [args.node]
+        if isinstance(args, PlanAddArgs)
+        else []
+    )
+    return [(spec.id, list(spec.passages)) for spec in specs if spec.passages]
+
+
+def _init(args: PlanInitArgs, passages: Mapping[str, list[Passage]]) -> PlanTree:
     later = {spec.id for spec in args.nodes}
     seen: set[str] = set()
     nodes: list[PlanNode] = []
@@ -113,13 +134,13 @@ def _init(args: PlanInitArgs) -> PlanTree:
                 f"known ids: {_ids_hint(seen)}"
             )
         seen.add(spec.id)
-        nodes.append(_node(spec))
+        nodes.append(_node(spec, passages))
     tree = PlanTree(goal=args.goal, nodes=nodes, version=1)
     first = depth_first(tree)[0].id
     return _focus(tree, first)
 
 
-def _add(tree: PlanTree, spec: PlanNodeSpec) -> PlanTree:
+def _add(tree: PlanTree, spec: PlanNodeSpec, passages: Mapping[str, list[Passage]]) -> PlanTree:
     ids = {n.id for n in tree.nodes}
     if spec.id in ids:
         raise PlanError(
@@ -132,7 +153,7 @@ def _add(tree: PlanTree, spec: PlanNodeSpec) -> PlanTree:
         raise PlanError(
             f"unknown parent {spec.parent!r}; use one of {_ids_hint(ids)} or omit parent"
         )
-    grown = replace(tree, nodes=[*tree.nodes, _node(spec)])
+    grown = replace(tree, nodes=[*tree.nodes, _node(spec, passages)])
     if grown.current is None:  # everything was done: the new node is what comes next
         return _focus(grown, spec.id)
     return grown
@@ -201,8 +222,14 @@ def _with_node(tree: PlanTree, node: PlanNode) -> PlanTree:
     return replace(tree, nodes=[node if n.id == node.id else n for n in tree.nodes])
 
 
-def _node(spec: PlanNodeSpec) -> PlanNode:
-    return PlanNode(id=spec.id, title=spec.title, summary=spec.summary, parent=spec.parent)
+def _node(spec: PlanNodeSpec, passages: Mapping[str, list[Passage]]) -> PlanNode:
+    return PlanNode(
+        id=spec.id,
+        title=spec.title,
+        summary=spec.summary,
+        parent=spec.parent,
+        passages=list(passages.get(spec.id, [])) or msgspec.UNSET,
+    )
 
 
 def _ids_hint(ids: Iterable[str]) -> str:

@@ -46,4 +46,5 @@ def chat_view(record: ChatRecord, *, offline: bool, turn_running: bool = False) 
         pending_question=pending_question(record),
         turn_running=turn_running,
         turns=record.turns,
+        material_id=record.material_id,
     )

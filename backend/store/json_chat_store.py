@@ -28,6 +28,7 @@ class _SummaryFields(msgspec.Struct, kw_only=True):
     model: str = "offline"
     turns: int = 0
     messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    material_id: str | msgspec.UnsetType = msgspec.UNSET
 
 
 CHAT_CACHE_BYTES = 8 << 20
@@ -107,6 +108,7 @@ class JsonChatStore:
                 model=r.model,
                 turns=r.turns,
                 messages=len(r.messages),
+                material_id=r.material_id,
             )
             for r in rows
         ]

@@ -128,6 +128,34 @@ async def test_a_job_runs_in_the_background_then_settles_its_part(caplog) -> Non
     assert f"[job {job.id}] done" in caplog.text
 
 
+class AuditingAgent(StubAgent):
+    """Records what its checks dropped, as the researcher does."""
+
+    async def run(self, args, context):
+        context.audit.append("citation dropped (not found): 'x'")
+        return await super().run(args, context)
+
+
+async def test_what_a_job_dropped_goes_to_the_job_record_not_its_result() -> None:
+    chats, jobs = MemoryChatStore(), MemoryJobStore()
+    await chats.create(chat("chat-1", ("call_r", "research"), ("call_s", "research")))
+    agent = AuditingAgent().open()
+    shared = SubAgentContext(goal="Waves")
+    async with harness(chats, jobs, {"research": agent}) as (runner, _):
+        first = await runner.submit(
+            "chat-1", "call_r", "research", ResearchArgs(question="q"), context=shared
+        )
+        second = await runner.submit(
+            "chat-1", "call_s", "research", ResearchArgs(question="q"), context=shared
+        )
+        await runner.wait_idle()
+    for job in (first, second):  # each job its own list: none sees another's drops
+        assert (await jobs.get(job.id)).audit == ["citation dropped (not found): 'x'"]
+    settled = part(await chats.get("chat-1"), "call_r")
+    assert settled.output == JobOutput(job_id=first.id, status="done", result=NOTE)
+    assert shared.audit == []
+
+
 async def test_two_jobs_in_one_turn_each_settle_their_own_part() -> None:
     chats, jobs = MemoryChatStore(), MemoryJobStore()
     await chats.create(chat("chat-1", ("call_r", "research"), ("call_v", "visual")))

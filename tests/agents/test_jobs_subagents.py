@@ -1,21 +1,13 @@
-"""The three LLM sub-agents on a scripted model: structured answers, repair, no invented URLs."""
+"""The demo-builder and the visual-maker on a scripted model: structured answers, repair,
+sanitised artifacts (the researcher: test_researcher.py)."""
 
 from __future__ import annotations
 
 import msgspec
-import pytest
 
-from backend.agent.jobs import (
-    Hit,
-    SubAgentContext,
-    create_demo_builder,
-    create_researcher,
-    create_visual_maker,
-)
-from backend.agent.jobs.researcher import NO_SEARCH_CAVEAT
-from backend.core.errors import BadToolArguments, ModelError
-from shared_contracts.jobs import DemoPage, ResearchNote, Visual
-from shared_contracts.tools import DemoArgs, ResearchArgs, VisualArgs
+from backend.agent.jobs import SubAgentContext, create_demo_builder, create_visual_maker
+from shared_contracts.jobs import DemoPage, Visual
+from shared_contracts.tools import DemoArgs, VisualArgs
 from tests.fakes import ScriptedModel, text_reply
 
 CTX = SubAgentContext(chat_id="chat-1", job_id="job-0001", goal="Waves", plan_titles=("Sine",))
@@ -23,131 +15,6 @@ CTX = SubAgentContext(chat_id="chat-1", job_id="job-0001", goal="Waves", plan_ti
 
 def answer(**fields: object) -> list:
     return text_reply(msgspec.json.encode(fields).decode(), chunk=50)
-
-
-class RecordingSearch:
-    def __init__(self, hits: dict[str, list[Hit]], fail: set[str] = frozenset()) -> None:
-        self.hits, self.fail, self.queries = hits, fail, []
-
-    async def search(self, query: str) -> list[Hit]:
-        self.queries.append(query)
-        if query in self.fail:
-            raise OSError("search backend down")
-        return self.hits.get(query, [])
-
-
-# ---- researcher ---------------------------------------------------------------------------
-
-
-async def test_researcher_without_search_invents_no_urls_and_says_so() -> None:
-    model = ScriptedModel(
-        [
-            answer(
-                title="Sine waves (see https://made.up/sine)",
-                body="A sine wave repeats [1]. See https://example.org/fake, "
-                "[this page](http://invented.example/x) and www.nowhere.test/page.",
-                sources=[1, 2],
-                caveat="From memory.",
-            )
-        ]
-    )
-    note = await create_researcher(model).run(ResearchArgs(question="What is a sine wave?"), CTX)
-    assert isinstance(note, ResearchNote)
-    text = note.title + note.body + note.caveat
-    for url in ("made.up", "example.org", "invented.example", "nowhere.test", "http", "www."):
-        assert url not in text
-    assert "this page" in note.body  # the markdown link keeps its words
-    assert note.sources == []
-    assert note.caveat.startswith(NO_SEARCH_CAVEAT) and note.caveat.endswith("From memory.")
-    (request,) = model.requests
-    assert request.role == "researcher"
-    assert request.response_schema is not None
-    assert request.response_schema["required"] == ["title", "body", "sources", "caveat"]
-    assert "Waves" in request.messages[-1].content  # the lesson context reaches the prompt
-
-
-async def test_researcher_with_search_cites_only_hits_by_number() -> None:
-    hits = {
-        "sine wave": [Hit(title="Sine wave", url="https://en.wikipedia.org/wiki/Sine_wave")],
-        "sine definition": [
-            Hit(title="Sine wave", url="https://en.wikipedia.org/wiki/Sine_wave"),  # duplicate
-            Hit(title="Trig basics", url="https://trig.example/basics", snippet="sin x"),
-        ],
-    }
-    search = RecordingSearch(hits, fail={"broken query"})
-    model = ScriptedModel(
-        [
-            answer(queries=["sine wave", " sine definition ", "broken query", "sine wave"]),
-            answer(
-                title="Sine waves",
-                body="Repeats every 2π [1][2]. Also https://invented.example/x and "
-                "https://trig.example/basics.",
-                sources=[2, 1, 2, 7, 0],
-                caveat="",
-            ),
-        ]
-    )
-    note = await create_researcher(model, search).run(ResearchArgs(question="sine?"), CTX)
-    assert search.queries == ["sine wave", "sine definition", "broken query"]
-    assert [s.url for s in note.sources] == [
-        "https://trig.example/basics",
-        "https://en.wikipedia.org/wiki/Sine_wave",
-    ]
-    assert "invented.example" not in note.body and "https://trig.example/basics" in note.body
-    assert note.caveat == ""
-    numbered = model.requests[1].messages[-1].content
-    assert "[1] Sine wave — https://en.wikipedia.org/wiki/Sine_wave" in numbered
-    assert "[2] Trig basics — https://trig.example/basics" in numbered
-
-
-async def test_researcher_with_search_that_finds_nothing_says_so() -> None:
-    model = ScriptedModel(
-        [
-            answer(queries=["q"]),
-            answer(title="T", body="Body with http://made.up/x", sources=[1], caveat=""),
-        ]
-    )
-    note = await create_researcher(model, RecordingSearch({})).run(ResearchArgs(question="q"), CTX)
-    assert note.sources == [] and "made.up" not in note.body
-    assert "no sources" in note.caveat
-
-
-async def test_researcher_repairs_one_malformed_answer() -> None:
-    model = ScriptedModel(
-        [
-            text_reply("Sure! Here is your note: sine waves repeat."),
-            answer(title="Sine", body="They repeat.", sources=[], caveat=""),
-        ]
-    )
-    note = await create_researcher(model).run(ResearchArgs(question="sine?"), CTX)
-    assert note.body == "They repeat."
-    repair = model.requests[1].messages
-    assert [m.role for m in repair] == ["system", "user", "assistant", "user"]
-    assert repair[2].content.startswith("Sure!") and "rejected" in repair[3].content
-
-
-async def test_two_malformed_answers_raise_model_error() -> None:
-    model = ScriptedModel(
-        [
-            answer(title="x", body="", sources=[], caveat=""),  # min_length violated
-            answer(title="x", body="ok", sources="none", caveat=""),  # wrong type
-        ]
-    )
-    with pytest.raises(ModelError, match="malformed"):
-        await create_researcher(model).run(ResearchArgs(question="q"), CTX)
-    assert len(model.requests) == 2
-
-
-async def test_model_errors_propagate_without_a_repair() -> None:
-    model = ScriptedModel([ModelError("429", retryable=True)])
-    with pytest.raises(ModelError, match="429"):
-        await create_researcher(model).run(ResearchArgs(question="q"), CTX)
-    assert len(model.requests) == 1
-
-
-async def test_a_sub_agent_given_the_wrong_args_refuses() -> None:
-    with pytest.raises(BadToolArguments):
-        await create_researcher(ScriptedModel([])).run(DemoArgs(brief="x"), CTX)
 
 
 # ---- demo-builder -------------------------------------------------------------------------

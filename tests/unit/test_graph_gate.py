@@ -148,3 +148,55 @@ def test_a_prerequisite_may_rest_on_the_teachers_words_but_is_never_a_misconcept
     (kept,) = result.findings.propositions
     assert (kept.local_id, kept.prerequisite) == ("rests", True)
     assert [e.speaker for e in kept.evidence] == ["teacher"]
+
+
+def test_a_plan_node_taught_from_a_document_gives_its_passage_as_evidence() -> None:
+    from shared_contracts.chat import ToolPart
+    from shared_contracts.materials import Passage
+    from shared_contracts.tools import PlanOutput
+
+    record = lesson_record()
+    plan = record.plan
+    assert plan is not None
+    passage = Passage(
+        material_id="mat-1", page=4, quote="Keep the denominator.", title="Primer", start=9, end=30
+    )
+    nodes = [
+        msgspec.structs.replace(n, passages=[passage]) if n.id == "n-same" else n
+        for n in plan.nodes
+    ]
+    cited = msgspec.structs.replace(plan, nodes=nodes)
+    first = record.messages[1]
+    parts = [
+        msgspec.structs.replace(p, output=PlanOutput(tree=cited))
+        if isinstance(p, ToolPart) and p.tool_name == "plan_init"
+        else p
+        for p in first.parts
+    ]
+    messages = [msgspec.structs.replace(first, parts=parts), *record.messages[2:]]
+    record = msgspec.structs.replace(record, plan=cited, messages=[record.messages[0], *messages])
+    taught = ProposedProposition(
+        local_id="p1",
+        statement="same denominators: add the tops",
+        kind="proposition",
+        plan_node="n-same",
+        evidence=["The denominator stays the same when they match."],
+    )
+    result = run_gate(
+        ExtractorOutput(propositions=[taught], edges=[], attributions=[]),
+        record,
+        known_nodes=set(),
+        upto=len(record.messages),
+        run_id="run-1",
+        at=AT,
+    )
+    (found,) = result.findings.propositions
+    learner, material = found.evidence
+    assert learner.speaker == "learner"
+    assert (material.speaker, material.quote, material.material_id, material.page) == (
+        "material",
+        "Keep the denominator.",
+        "mat-1",
+        4,
+    )
+    assert (material.message_id, material.start, material.end) == (first.id, 9, 30)

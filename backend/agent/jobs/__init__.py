@@ -4,17 +4,14 @@ from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext
 from backend.agent.jobs.demo_builder import create_demo_builder
 from backend.agent.jobs.errors import UnsafeArtifact
 from backend.agent.jobs.offline import offline_subagents
-from backend.agent.jobs.researcher import Hit, SearchHit, SearchPort, create_researcher
+from backend.agent.jobs.researcher import create_researcher
 from backend.agent.jobs.runner import JobRunner, create_job_runner
 from backend.agent.jobs.sanitise import check_demo_html, demo_srcdoc, sanitise_svg
 from backend.agent.jobs.visual_maker import create_visual_maker
 
 __all__ = [
-    "Hit",
     "JobArgs",
     "JobRunner",
-    "SearchHit",
-    "SearchPort",
     "SubAgent",
     "SubAgentContext",
     "UnsafeArtifact",

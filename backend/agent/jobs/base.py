@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from backend.core.errors import BadToolArguments
@@ -21,6 +21,9 @@ class SubAgentContext:
     job_id: str = ""
     goal: str = ""
     plan_titles: tuple[str, ...] = ()
+    audit: list[str] = field(default_factory=list)
+    """What the job's checks dropped and why; the runner gives each job a fresh list and
+    stores it in the job record (`Job.audit`)."""
 
     @property
     def key(self) -> str:

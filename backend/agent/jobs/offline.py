@@ -21,9 +21,16 @@ from backend.agent.jobs.artifacts.keywords import (
 from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext, expect
 from backend.agent.jobs.html_clean import check_demo_html
 from backend.agent.jobs.svg_clean import sanitise_svg
-from shared_contracts.jobs import DemoPage, JobKind, ResearchNote, Visual
+from backend.agent.sentences import best_sentences
+from backend.agent.sentences import content_words as sentence_terms
+from backend.core.errors import HarnessError
+from backend.core.passages import checked_quote
+from backend.core.ports import SearchPort
+from shared_contracts.jobs import DemoPage, JobKind, ResearchNote, Source, Visual
 from shared_contracts.tools import DemoArgs, ResearchArgs, VisualArgs
 
+OFFLINE_QUOTES = 3
+NOTHING_FOUND = "Nothing in your materials answered this question."
 OFFLINE_CAVEAT = (
     "Offline mode: no sources were consulted. This note was assembled from the lesson "
     "plan, not from research; check it against a textbook or a trusted reference."
@@ -31,13 +38,22 @@ OFFLINE_CAVEAT = (
 
 
 class OfflineResearcher:
-    """A study note built from the question and the lesson plan; never cites anything."""
+    """A study note: the passages of the learner's materials that answer the question, each
+    a sentence quoted from the stored text with its source and page; when none does (or
+    there is no search), a note built from the question and the lesson plan that cites
+    nothing and says so."""
+
+    def __init__(self, search: SearchPort | None = None) -> None:
+        self._search = search
 
     async def run(self, args: JobArgs, context: SubAgentContext) -> ResearchNote:
         """The note for `args.question`."""
         question = expect(args, ResearchArgs).question
-        terms = key_terms(question, 4)
+        sources = await self._quoted(question, context) if self._search is not None else []
+        if sources:
+            return _grounded_note(question, sources)
         lines = [f"**Question.** {question}"]
+        terms = key_terms(question, 4)
         if context.goal or context.plan_titles:
             where = f"the lesson *{context.goal}*" if context.goal else "this lesson"
             steps = ", ".join(context.plan_titles) or "its first steps"
@@ -51,7 +67,48 @@ class OfflineResearcher:
             "- Name one thing that would be true if your understanding were wrong, and check it."
         )
         title = f"Study note: {clip(question, 80)}"
-        return ResearchNote(title=title, body="\n\n".join(lines), caveat=OFFLINE_CAVEAT)
+        caveat = OFFLINE_CAVEAT if self._search is None else f"{OFFLINE_CAVEAT} {NOTHING_FOUND}"
+        return ResearchNote(title=title, body="\n\n".join(lines), caveat=caveat)
+
+    async def _quoted(self, question: str, context: SubAgentContext) -> list[Source]:
+        """Up to `OFFLINE_QUOTES` sentences of the best hits, each checked verbatim against
+        its stored page (as a model's citation would be)."""
+        assert self._search is not None
+        try:
+            hits = await self._search.search(question, limit=OFFLINE_QUOTES)
+        except HarnessError as exc:
+            context.audit.append(f"search failed: {exc}")
+            return []
+        terms = sentence_terms(question)
+        sources: list[Source] = []
+        for hit in hits:
+            picked = best_sentences(hit.text, terms, 1)
+            if not picked:
+                continue
+            page = await self._search.page_text(hit.material_id, hit.page)
+            quote = checked_quote(picked[0].text, page)
+            if quote is None:
+                context.audit.append(f"quote not found in {hit.material_id} page {hit.page}")
+                continue
+            sources.append(
+                Source(title=hit.title, quote=quote, material_id=hit.material_id, page=hit.page)
+            )
+        return sources
+
+
+def _grounded_note(question: str, sources: list[Source]) -> ResearchNote:
+    quoted = [
+        f"> {source.quote}\n\n— *{source.title}*, page {source.page} [{i}]"
+        for i, source in enumerate(sources, start=1)
+    ]
+    body = "\n\n".join([f"**Question.** {question}", "**From your material.**", *quoted])
+    return ResearchNote(
+        title=f"From your material: {clip(question, 80)}",
+        body=body,
+        sources=sources,
+        caveat="Offline mode: these are the passages of your material that match the "
+        "question best, quoted as they are; no model summarised them.",
+    )
 
 
 class OfflineDemoBuilder:
@@ -98,10 +155,11 @@ class OfflineVisualMaker:
         return Visual(title=title, svg=sanitise_svg(svg), caption=caption)
 
 
-def offline_subagents() -> dict[JobKind, SubAgent]:
-    """The three offline sub-agents, keyed by job kind."""
+def offline_subagents(search: SearchPort | None = None) -> dict[JobKind, SubAgent]:
+    """The three offline sub-agents, keyed by job kind (the researcher over `search`, the
+    learner's materials, when given)."""
     return {
-        "research": OfflineResearcher(),
+        "research": OfflineResearcher(search),
         "demo": OfflineDemoBuilder(),
         "visual": OfflineVisualMaker(),
     }

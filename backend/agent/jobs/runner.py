@@ -122,7 +122,7 @@ class JobRunner:
         # (an abort, a shutdown): a cancellation lands after, not between (nor in a save).
         with anyio.CancelScope(shield=True):
             await self._jobs.save(job)
-        context = replace(context or SubAgentContext(), chat_id=chat_id, job_id=job.id)
+        context = replace(context or SubAgentContext(), chat_id=chat_id, job_id=job.id, audit=[])
         self._start(job, agent, args, context)
         log.info("[job %s] submitted: %s for chat %s", job.id, kind, chat_id)
         return job
@@ -168,7 +168,7 @@ class JobRunner:
                 log.info("[job %s] running", job.id)
                 with anyio.fail_after(self._timeout_s):
                     result = await agent.run(args, context)
-            final = self._finished(job, "done", result=result)
+            final = self._finished(job, "done", result=result, audit=context.audit or msgspec.UNSET)
             log.info("[job %s] done", job.id)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):

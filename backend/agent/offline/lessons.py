@@ -10,6 +10,7 @@ from rapidfuzz import fuzz, utils
 
 from backend.core.errors import CorruptRecord
 from shared_contracts.base import Id
+from shared_contracts.materials import PassageSpec
 from shared_contracts.questions import QuestionSpec
 
 DEFAULT_LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
@@ -54,6 +55,9 @@ class LessonNode(_Data, kw_only=True, frozen=True):
     demo: str = ""
     visual: str = ""
     rests_on: list[Prerequisite] = msgspec.field(default_factory=list)
+    passages: list[PassageSpec] = msgspec.field(default_factory=list)
+    """A node built from the learner's document: the passages it quotes (its plan node
+    carries them, checked like a model's)."""
 
     def job_briefs(self) -> list[tuple[str, str]]:
         """(tool name, brief) for each background job this node asks for, in a fixed order."""

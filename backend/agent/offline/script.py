@@ -13,7 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+import msgspec
+
 from backend.agent.offline import phrases
+from backend.agent.offline.from_text import DocumentLessons
 from backend.agent.offline.lessons import Lesson, LessonNode, lesson_for_goal, match_lesson
 from backend.agent.offline.reading import Call, Transcript, error_text, read_transcript
 from shared_contracts.base import Inbound
@@ -53,15 +56,22 @@ class Reply:
 
 
 def decide(
-    messages: list[ModelMessage], lessons: list[Lesson], offered: frozenset[str] = JOB_TOOLS
+    messages: list[ModelMessage],
+    lessons: list[Lesson],
+    offered: frozenset[str] = JOB_TOOLS,
+    document: DocumentLessons | None = None,
 ) -> Reply:
     """The tutor's next reply to `messages` (deterministic; no state outside them).
-    Job tools missing from `offered` (not wired in this deployment) are not called."""
+    Job tools missing from `offered` (not wired in this deployment) are not called. With a
+    `document` (the session teaches from the learner's material) its lessons are the
+    library, and the learner's first words choose the part to learn (no menu)."""
+    if document is not None:
+        lessons = document.all
     t = read_transcript(messages)
     prefix = _job_acks(t)
     inits = [c for c in t.calls if c.name == "plan_init"]
     if not inits:
-        return _choose(t, lessons, prefix, since=-1)
+        return _choose(t, lessons, prefix, since=-1, document=document)
     init = inits[-1]
     lesson = _lesson_for(init, lessons)
     segment = [c for c in t.calls if c.msg_index >= init.msg_index]
@@ -74,7 +84,7 @@ def decide(
     if not t.said(phrases.recap_mark(lesson), after=init.msg_index - 1):
         return Reply(_join(*prefix, _recap(lesson, segment, lessons)))
     if t.new_learner_text():
-        return _choose(t, lessons, prefix, since=init.msg_index)
+        return _choose(t, lessons, prefix, since=init.msg_index, document=document)
     return Reply(_join(*prefix) or f"{phrases.recap_mark(lesson)} is complete.")
 
 
@@ -82,10 +92,20 @@ def _join(*parts: str) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def _choose(t: Transcript, lessons: list[Lesson], prefix: list[str], since: int) -> Reply:
-    """Greet and list the lessons, or start the one the learner asked for."""
+def _choose(
+    t: Transcript,
+    lessons: list[Lesson],
+    prefix: list[str],
+    since: int,
+    document: DocumentLessons | None = None,
+) -> Reply:
+    """Greet and list the lessons, or start the one the learner asked for (from a
+    document: the part they named, else all of it)."""
     query = t.new_learner_text()
-    lesson = match_lesson(query, lessons) if query else None
+    if document is not None:
+        lesson: Lesson | None = document.pick(query)
+    else:
+        lesson = match_lesson(query, lessons) if query else None
     if lesson is None and query and t.said(phrases.GREETING_MARK, after=since):
         lesson = lessons[0]  # asked once already: don't loop on an unclear answer
     if lesson is None:
@@ -93,7 +113,13 @@ def _choose(t: Transcript, lessons: list[Lesson], prefix: list[str], since: int)
     args = PlanInitArgs(
         goal=lesson.goal,
         nodes=[
-            PlanNodeSpec(id=n.id, title=n.title, summary=n.summary, parent=n.parent)
+            PlanNodeSpec(
+                id=n.id,
+                title=n.title,
+                summary=n.summary,
+                parent=n.parent,
+                passages=n.passages or msgspec.UNSET,
+            )
             for n in lesson.nodes
         ],
     )
