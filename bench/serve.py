@@ -184,7 +184,7 @@ def turn_floor_app() -> Any:
     sends turn_started, one text_delta per chunk, turn_finished — nothing persisted."""
     from litestar import Litestar, WebSocket, websocket
 
-    from backend.server.ws import CLIENT_FRAMES
+    from backend.server.dispatch import CLIENT_FRAMES
     from shared_contracts.frames import TextDelta, TurnFinished, TurnStarted, UserMessage
 
     model = InstantModel()

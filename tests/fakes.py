@@ -10,6 +10,7 @@ import msgspec
 
 from backend.core.errors import ModelError, NotFound
 from backend.core.ports import LedgerBatch, LedgerCursor
+from backend.core.views import chat_summary
 from shared_contracts.chat import ChatRecord, ChatSummary
 from shared_contracts.jobs import Job
 from shared_contracts.model_io import (
@@ -73,18 +74,7 @@ class MemoryChatStore:
             raise NotFound(f"chat {chat_id!r} not found") from None
 
     async def list_summaries(self) -> list[ChatSummary]:
-        out = [
-            ChatSummary(
-                id=r.id,
-                title=r.title,
-                created_at=r.created_at,
-                updated_at=r.updated_at,
-                model=r.model,
-                turns=r.turns,
-                messages=len(r.messages),
-            )
-            for r in self.records.values()
-        ]
+        out = [chat_summary(r) for r in self.records.values()]
         return sorted(out, key=lambda s: s.created_at, reverse=True)
 
     async def update(self, chat_id: str, mutate: Callable[[ChatRecord], ChatRecord]) -> ChatRecord:

@@ -1,11 +1,19 @@
 """The teacher: the prompt, the tool specs and one streamed model call per step.
 
-Rules the teacher follows (enforced by the turn loop, not by trust):
-- it may call only the tools in `tool_specs()`; arguments are decoded strictly and a
-  malformed call is returned to it as a tool error, never executed;
+`Teacher.stream(record)` is its one entry point: one step of a turn. The turn's loop
+(`backend.server.turn`) enforces its rules — by code, not by trust:
+- a turn is at most `max_steps` steps; each step reads the chat as persisted, streams one
+  model call to the learner, runs its tool calls in order, then persists the step;
+- it may call only the tools in `tool_specs()`; arguments are decoded strictly, and a
+  malformed call, a plan change that breaks the tree, or a second question in one turn is
+  returned to it as a tool error (the learner sees a sentence), never executed;
+- plan tools change the chat's plan tree at once; `research`, `demo` and `visual` start
+  background jobs whose results it gets in a later turn, as ordinary tool outputs;
 - a `quiz` or `ask_user_question` ends its turn; the learner's answer is graded by the
-  server and comes back as the tool output;
-- it never sees more than the transcript, the plan and the graph-context block.
+  server (the key never leaves it) and comes back as the tool output;
+- a step with no tool call ends the turn; an empty or cut reply is told to the learner;
+- it never sees more than the transcript, the plan and the graph-context block (rendered
+  once, at the session's first turn).
 """
 
 from __future__ import annotations
@@ -72,13 +80,14 @@ def _template_hash(body: str) -> str:
 
 
 class Teacher:
-    """One model, one rendered prompt; `stream(record)` is one step of the turn loop."""
+    """One model, one rendered prompt; `stream(record)` is one step of the turn loop (its
+    rules: the module docstring)."""
 
     def __init__(self, model: ChatModel, prompt: RenderedPrompt) -> None:
         self.model = model
         self.prompt = prompt
 
-    def request(self, record: ChatRecord) -> ModelRequest:
+    def _request(self, record: ChatRecord) -> ModelRequest:
         return ModelRequest(
             role="teacher",
             messages=to_model_messages(record, self.prompt.text),
@@ -88,7 +97,7 @@ class Teacher:
     def stream(self, record: ChatRecord) -> AsyncIterator[ModelEvent]:
         """The model's events for one step, straight from the model (no layer of our own
         per chunk): the caller refuses a stream that ends without `ModelDone`."""
-        return self.model.stream(self.request(record))
+        return self.model.stream(self._request(record))
 
 
 def create_teacher(model: ChatModel, graph_context: str, template: str | None = None) -> Teacher:

@@ -9,6 +9,7 @@
     │   ├── BadToolArguments      arguments that do not decode against the tool's Struct
     │   └── PlanError             a plan operation that breaks the tree's invariants
     ├── GradingError              an answer of the wrong shape for its question
+    ├── NoPendingQuestion         an answer to a question that is not open (or no longer)
     ├── ModelError                a model call failed (after retries when retryable)
     ├── MaterialRejected          an upload that cannot become a material (and why)
     ├── Busy                      a turn or run is already in progress
@@ -86,6 +87,10 @@ class PlanError(ToolError):
 
 class GradingError(HarnessError):
     code = "bad_frame"
+
+
+class NoPendingQuestion(HarnessError):
+    code = "no_pending_question"
 
 
 class ModelError(HarnessError):

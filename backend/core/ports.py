@@ -6,13 +6,13 @@ roots in `backend.server` wire them. Tests inject the same ports.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from shared_contracts.chat import ChatRecord, ChatSummary
+from shared_contracts.chat import ChatRecord, ChatSummary, NoticePart, ToolPart
 from shared_contracts.graph import (
     AuditLine,
     EdgeLine,
@@ -24,6 +24,7 @@ from shared_contracts.graph import (
 from shared_contracts.jobs import Job
 from shared_contracts.materials import Material, MaterialHit, MaterialText
 from shared_contracts.model_io import ModelEvent, ModelRequest
+from shared_contracts.plan import PlanTree
 from shared_contracts.trace import AnyTraceEvent
 
 
@@ -164,3 +165,80 @@ class SearchPort(Protocol):
     ) -> list[MaterialHit]: ...
 
     async def page_text(self, material_id: str, page: int) -> str: ...
+
+
+class SystemPrompt(Protocol):
+    """A rendered system prompt as a turn used it (the teacher's `RenderedPrompt`)."""
+
+    @property
+    def template_id(self) -> str: ...
+
+    @property
+    def template_hash(self) -> str: ...
+
+    @property
+    def graph_context(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class TurnObserver(Protocol):
+    """What a chat's turns and jobs tell an observer (the recorder) at their boundaries.
+
+    Called in the order things happen, from the task doing them; an observer's failure is
+    its own (logged), never the lesson's. `turn` is the turn's number in its chat.
+    """
+
+    async def chat_created(self, record: ChatRecord) -> None:
+        """A chat was created (its trace, if any, starts with its first turn)."""
+        ...
+
+    async def turn_opening(self, chat_id: str) -> None:
+        """A turn is about to open: before it draws any time or id, or writes."""
+        ...
+
+    async def jobs_delivered(self, chat_id: str, turn: int, notices: Sequence[NoticePart]) -> None:
+        """The opening write handed these finished job results to the teacher."""
+        ...
+
+    async def answer_recorded(self, chat_id: str, turn: int, part: ToolPart) -> None:
+        """The learner's answer (graded, or a reply) was written into its question's part."""
+        ...
+
+    async def prompt_rendered(self, chat_id: str, turn: int, prompt: SystemPrompt) -> None:
+        """The system prompt the turn's teacher runs with."""
+        ...
+
+    async def step_starting(self, chat_id: str, turn: int) -> None:
+        """A teacher step is about to read the chat and call the model."""
+        ...
+
+    async def tool_ran(
+        self,
+        chat_id: str,
+        turn: int,
+        arguments: str,
+        part: ToolPart,
+        before: PlanTree | None = None,
+        after: PlanTree | None = None,
+    ) -> None:
+        """A tool call was executed or refused: its raw arguments and resulting part (and
+        the plan before and after, for a plan tool)."""
+        ...
+
+    async def turn_closed(self, chat_id: str, turn: int) -> None:
+        """The turn's last write is done (aborted and failed turns included)."""
+        ...
+
+    async def job_submitted(self, chat_id: str, job_id: str, tool_call_id: str) -> None:
+        """A job tool part got its background job."""
+        ...
+
+    async def job_finished(self, job: Job) -> None:
+        """A job ended (done, failed or cancelled) and its tool part was settled."""
+        ...
+
+    async def flush(self, chat_id: str) -> None:
+        """A unit of the chat ended: write what was observed of it so far."""
+        ...

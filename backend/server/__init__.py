@@ -1,1 +1,1 @@
-"""Transport and composition: the Litestar app, the turn handler, settings."""
+"""Transport and composition: the Litestar app, the turn package, services, settings."""

@@ -121,6 +121,10 @@ class ExtractionService:
         """Return once no run for the chat is in flight (tests, shutdown)."""
         await self._flight.wait_idle(chat_id)
 
+    def in_flight(self, chat_id: str) -> bool:
+        """Whether a run for the chat is running now."""
+        return self._flight.in_flight(chat_id)
+
     def runs(self, chat_id: str) -> int:
         """How many runs were started for the chat (coalesced triggers not counted)."""
         return self._flight.runs.get(chat_id, 0)

@@ -1,6 +1,6 @@
 """Strict replay, fork and diff of recorded sessions (`harness replay`).
 
-A replay runs the real server code (`open_services`: ChatHandler, job runner, extraction)
+A replay runs the real server code (`open_services`: turns, job runner, extraction)
 on a temp data dir against a chat's trace:
 - a cassette answers every model call by its structural key; a request whose hash differs
   from the recording is a divergence (the turn ends as on a model error);
@@ -49,6 +49,7 @@ import anyio
 
 from backend.core.errors import NotFound
 from backend.core.ports import ChatModel, LedgerBatch, LedgerCursor
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay_cassette import Cassette, Divergence, NoLiveModel
 from backend.server.replay_diff import (
@@ -68,7 +69,6 @@ from backend.server.tracing import (
     read_expanded,
 )
 from backend.server.tracing_core import is_session_end
-from backend.server.ws import _dispatch
 from shared_contracts.chat import UNTITLED, ChatRecord, ForkOrigin
 from shared_contracts.trace import (
     AnyTraceEvent,
@@ -265,7 +265,7 @@ async def _feed_unit(
             # The session-end flush, an HTTP request: re-issued as the route issues it.
             await services.end_session(connection.chat_id, unit)
         else:
-            await _dispatch(services, connection, event.frame, unit)
+            await receive(services, connection, event.frame, unit)
 
 
 async def _release_when_stalled(cassette: Cassette, stall_s: float) -> None:
@@ -328,11 +328,7 @@ async def _settle(
         elif expected:
             done = count >= expected
         else:
-            done = not (
-                services.handler.is_running(chat_id)
-                or bool(services.jobs and services.jobs.active_ids())
-                or services.extraction._flight.in_flight(chat_id)
-            )
+            done = services.idle(chat_id)
         if cassette.shutdown is None:
             # A recording that ends inside a turn: that turn is held where it ends.
             done = (done or cassette.at_end()) and not cassette.remaining()

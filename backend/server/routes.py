@@ -9,9 +9,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter
 
-from backend.core.errors import Busy
 from backend.core.ids import require_id
-from backend.core.pending import pending_question
 from backend.server.services import Services
 from shared_contracts.base import STRICT_ID_PATTERN
 from shared_contracts.chat import ChatSummary, ChatView
@@ -56,27 +54,17 @@ def healthz(request: Request) -> Health:
 async def create_chat(
     request: Request, data: Annotated[CreateChat | None, Body()] = None
 ) -> ChatSummary:
-    services = _services(request)
-    record = await services.handler.create_chat(data.title if data else None)
-    return ChatSummary(
-        id=record.id,
-        title=record.title,
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        model=record.model,
-        turns=record.turns,
-        messages=len(record.messages),
-    )
+    return await _services(request).chats.create(data.title if data else None)
 
 
 @get("/api/chats")
 async def list_chats(request: Request) -> list[ChatSummary]:
-    return await _services(request).stores.chats.list_summaries()
+    return await _services(request).chats.summaries()
 
 
 @get("/api/chats/{chat_id:str}", responses=ERRORS)
 async def get_chat(request: Request, chat_id: PathId) -> ChatView:
-    return await _services(request).handler.view(require_id(chat_id, "chat id"))
+    return await _services(request).chats.view(require_id(chat_id, "chat id"))
 
 
 @post("/api/chats/{chat_id:str}/extract", status_code=202, responses=ERRORS)
@@ -84,7 +72,7 @@ async def extract_chat(request: Request, chat_id: PathId) -> ExtractAccepted:
     """The session-end flush: runs the extraction trigger now (single-flight per chat)."""
     services = _services(request)
     chat_id = require_id(chat_id, "chat id")
-    await services.stores.chats.get(chat_id)  # 404 for an unknown chat
+    await services.chats.record(chat_id)  # 404 for an unknown chat
     return await services.end_session(chat_id)  # recorded, so a replay runs it too
 
 
@@ -100,21 +88,13 @@ async def get_graph_context(request: Request) -> GraphContext:
 
 @get("/api/jobs/{job_id:str}", responses=ERRORS)
 async def get_job(request: Request, job_id: PathId) -> Job:
-    return await _services(request).stores.jobs.get(require_id(job_id, "job id"))
+    return await _services(request).job(require_id(job_id, "job id"))
 
 
 @get("/api/chats/{chat_id:str}/trace", responses=TRACE_ERRORS)
 async def get_trace(request: Request, chat_id: PathId) -> list[AnyTraceEvent]:
     """The session's trace — only while no question is open: model requests carry quiz keys."""
-    services = _services(request)
-    chat_id = require_id(chat_id, "chat id")
-    record = await services.stores.chats.get(chat_id)
-    if services.handler.is_running(chat_id) or pending_question(record) is not None:
-        raise Busy(
-            "the trace holds answer keys: it is available once the running turn ends"
-            " and the open question is answered"
-        )
-    return await services.stores.traces.read(chat_id)
+    return await _services(request).trace(require_id(chat_id, "chat id"))
 
 
 ROUTES = [

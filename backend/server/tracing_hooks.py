@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from backend.core.ports import ChatStore
+import msgspec
+
+from backend.core.ports import ChatStore, SystemPrompt
 from backend.server.tracing_core import (
     SCOPE_VAR,
     Scope,
@@ -17,6 +19,7 @@ from backend.server.tracing_core import (
     turn_of,
 )
 from shared_contracts.chat import ChatRecord, NoticePart, ToolPart
+from shared_contracts.jobs import Job
 from shared_contracts.plan import PlanTree
 from shared_contracts.trace import (
     AnyTraceEvent,
@@ -76,7 +79,7 @@ class TraceHooks:
         self.emit(record.id, event)
 
     @contained
-    async def begin_turn(self, chat_id: str) -> None:
+    async def turn_opening(self, chat_id: str) -> None:
         """At a turn's start (before it draws any time or id): the unit `turn:<n>`."""
         if not self.enabled:
             return
@@ -99,7 +102,7 @@ class TraceHooks:
         await self.sync(scope, make=make)
 
     @contained
-    async def step(self, chat_id: str, turn: int) -> None:
+    async def step_starting(self, chat_id: str, turn: int) -> None:
         """Before a teacher step reads the chat (replay orders job results against it)."""
         scope = current_scope()
         if not self.enabled or scope is None:
@@ -109,7 +112,7 @@ class TraceHooks:
         await self.sync(scope, MarkEvent(seq=0, mark="step", turn=turn, step=n))
 
     @contained
-    async def prompt(self, chat_id: str, turn: int, prompt: Any) -> None:
+    async def prompt_rendered(self, chat_id: str, turn: int, prompt: SystemPrompt) -> None:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
@@ -127,7 +130,7 @@ class TraceHooks:
         )
 
     @contained
-    async def tool_run(
+    async def tool_ran(
         self,
         chat_id: str,
         turn: int,
@@ -160,14 +163,14 @@ class TraceHooks:
             self.emit(chat_id, _quiz_event(scope.key, turn, part, "issued", to_json(part.input)))
 
     @contained
-    async def quiz_graded(self, chat_id: str, turn: int, part: ToolPart) -> None:
+    async def answer_recorded(self, chat_id: str, turn: int, part: ToolPart) -> None:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
         self.emit(chat_id, _quiz_event(scope.key, turn, part, "graded", to_json(part.output)))
 
     @contained
-    async def jobs_delivered(self, chat_id: str, turn: int, notices: list[NoticePart]) -> None:
+    async def jobs_delivered(self, chat_id: str, turn: int, notices: Sequence[NoticePart]) -> None:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
@@ -185,7 +188,7 @@ class TraceHooks:
                 self.unit_done(chat_id, f"job:{notice.job_id}")
 
     @contained
-    async def checkpoint(self, chat_id: str, turn: int) -> None:
+    async def turn_closed(self, chat_id: str, turn: int) -> None:
         """At a turn's end: hashes of the transcript, the plan tree and the graph, and the
         sync point after which the learner's abort cut the turn (if it landed at one)."""
         scope = current_scope()
@@ -271,6 +274,12 @@ class TraceHooks:
         replay's shutdown cancels it (nothing is recorded)."""
         if self.player is not None:
             await self.player.stop(f"job:{job.id}", point="start")
+
+    async def job_submitted(self, chat_id: str, job_id: str, tool_call_id: str) -> None:
+        await self.job(chat_id, job_id, "submitted", tool_call_id)
+
+    async def job_finished(self, job: Job) -> None:
+        await self.job(job.chat_id, job.id, "finished", msgspec.json.encode(job).decode())
 
     @contained
     async def job(self, chat_id: str, job_id: str, phase: str, detail: str = "") -> None:

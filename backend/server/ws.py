@@ -11,31 +11,19 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
-import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect, WebSocketException
 from litestar.params import FromPath
 
-from backend.core.errors import HarnessError, NotFound
+from backend.core.errors import NotFound
 from backend.core.ids import is_valid_id
+from backend.server.dispatch import offer_error, receive
 from backend.server.hub import ENCODER, Connection
 from backend.server.services import Services
-from shared_contracts.frames import (
-    MAX_INBOUND_FRAME_BYTES,
-    Abort,
-    Answer,
-    ClientFrame,
-    ErrorCode,
-    ErrorFrame,
-    Ping,
-    Pong,
-    Snapshot,
-    UserMessage,
-)
+from shared_contracts.frames import MAX_INBOUND_FRAME_BYTES, Snapshot
 
 log = logging.getLogger("harness.ws")
 
-CLIENT_FRAMES = msgspec.json.Decoder(ClientFrame)
 MESSAGE_TOO_BIG = 1009
 
 
@@ -63,41 +51,6 @@ def _too_large(raw: str | bytes) -> bool:
     if isinstance(raw, bytes) or len(raw) * 4 <= MAX_INBOUND_FRAME_BYTES:
         return len(raw) > MAX_INBOUND_FRAME_BYTES
     return len(raw.encode()) > MAX_INBOUND_FRAME_BYTES
-
-
-def _error(connection: Connection, code: ErrorCode, message: str) -> None:
-    connection.offer(ENCODER.encode(ErrorFrame(code=code, message=message[:500])).decode())
-
-
-async def _dispatch(
-    services: Services, connection: Connection, raw: str | bytes, unit: str = ""
-) -> None:
-    """Handle one client frame; traced as the frame of `unit` (a replay names the recorded
-    one), else of the connection's own learner unit."""
-    tracer = services.tracer
-    chat_id = connection.chat_id
-    await tracer.inbound(chat_id, raw, unit or tracer.learner_unit(chat_id, connection))
-    try:
-        frame = CLIENT_FRAMES.decode(raw)
-    except msgspec.DecodeError as exc:
-        _error(connection, "bad_frame", str(exc))
-        return
-    except RecursionError:
-        _error(connection, "bad_frame", "JSON is nested too deeply")
-        return
-    try:
-        match frame:
-            case Ping():
-                connection.offer(ENCODER.encode(Pong()).decode())
-            case UserMessage():
-                services.start_user_message(chat_id, frame)
-            case Answer():
-                await services.start_answer(chat_id, frame)
-            case Abort():
-                services.handler.abort(chat_id)
-    except HarnessError as exc:
-        code = exc.code if exc.code in {"busy", "no_pending_question", "not_found"} else "bad_frame"
-        _error(connection, code, exc.public_message())  # type: ignore[arg-type]
 
 
 PASS_THROUGH_SENDS = (
@@ -144,9 +97,9 @@ async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
     if not is_valid_id(chat_id):
         raise WebSocketException(detail="invalid chat id", code=4400)
     # The learner's chat stays decoded while the session is open: its turns read no file.
-    async with services.stores.chats.held(chat_id):
+    async with services.chats.held(chat_id):
         try:
-            await services.stores.chats.get(chat_id)  # in memory from here: `live_view` reads it
+            await services.chats.record(chat_id)  # in memory from here: `live_view` reads it
         except NotFound:
             raise WebSocketException(detail="chat not found", code=4404) from None
         await socket.accept()
@@ -156,11 +109,11 @@ async def chat_socket(socket: WebSocket, chat_id: FromPath[str]) -> None:
 async def _session(socket: WebSocket, services: Services, chat_id: str) -> None:
     # One step, no await: the snapshot holds every frame sent before it (a running turn's
     # streamed text so far included), the connection every frame after it.
-    view = services.handler.live_view(chat_id)
+    view = services.chats.live_view(chat_id)
     connection = services.hub.connect(chat_id)
     try:
         if view is None:  # not in memory after all: read it (frames meanwhile may repeat)
-            view = await services.handler.view(chat_id)
+            view = await services.chats.view(chat_id)
         await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
         del view  # the session holds its chat (`held`), not this first snapshot of it
         await _serve(socket, services, connection)
@@ -186,7 +139,7 @@ async def _serve(socket: WebSocket, services: Services, connection: Connection) 
                 await socket.close(code=MESSAGE_TOO_BIG, reason="frame over 64 KiB")
                 break
             if not bucket.allow():
-                _error(connection, "rate_limited", "too many frames; slow down")
+                offer_error(connection, "rate_limited", "too many frames; slow down")
                 continue
-            await _dispatch(services, connection, raw)
+            await receive(services, connection, raw)
         tg.cancel_scope.cancel()

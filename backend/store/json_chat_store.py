@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 
 from backend.core.errors import CorruptRecord
+from backend.core.views import chat_summary
 from backend.store.chat_encoding import ChatEncoder
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.record_cache import CacheView
@@ -99,19 +100,7 @@ class JsonChatStore:
         """Every chat, newest first (created_at, then id); a corrupt file raises, naming it."""
         rows = await self._dir.load_all(self._decode_summary)
         rows.sort(key=lambda r: (r.created_at, r.id), reverse=True)
-        return [
-            ChatSummary(
-                id=r.id,
-                title=r.title,
-                created_at=r.created_at,
-                updated_at=r.updated_at,
-                model=r.model,
-                turns=r.turns,
-                messages=len(r.messages),
-                material_id=r.material_id,
-            )
-            for r in rows
-        ]
+        return [chat_summary(r) for r in rows]
 
     def _decode_summary(self, data: bytes, path: str) -> _SummaryFields:
         try:

@@ -1,4 +1,4 @@
-"""A turn harness for flow tests: the real ChatHandler on fakes, frames into a list."""
+"""A turn harness for flow tests: the real turns on fakes, frames into a list."""
 
 from __future__ import annotations
 
@@ -6,9 +6,13 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from backend.core.ports import ChatModel
-from backend.server.chat_handler import ChatHandler, HandlerConfig
-from backend.server.turn_service import TurnSeams
+from backend.core.ports import ChatModel, TurnObserver
+from backend.server.chats import ChatService
+from backend.server.tracing import NO_TRACE
+from backend.server.turn.answers import prepare_answer
+from backend.server.turn.inputs import AnswerTurn, UserTurn
+from backend.server.turn.seams import TurnSeams
+from backend.server.turn.turns import TurnConfig, Turns
 from shared_contracts.frames import Answer, ServerFrame, UserMessage
 from tests.fakes import FixedClock, MemoryChatStore, SequentialIds
 
@@ -24,33 +28,35 @@ class FlowHarness:
     frames: list[ServerFrame] = field(default_factory=list)
     max_steps: int = 12
     seams: TurnSeams | None = None
+    observer: TurnObserver = NO_TRACE
 
     def __post_init__(self) -> None:
-        self.seams = self.seams or TurnSeams(chats=self.chats, clock=self.clock)
-        self.handler = ChatHandler(
-            chats=self.chats,
+        self.seams = self.seams or TurnSeams(self.chats, self.clock)
+        self.turns = Turns(
             model=self.model,
             clock=self.clock,
             ids=self.ids,
             seams=self.seams,
-            config=HandlerConfig(max_steps=self.max_steps),
+            observer=self.observer,
+            config=TurnConfig(max_steps=self.max_steps),
         )
+        self.chat_service = ChatService(self.chats, self.clock, self.ids, self.observer, self.turns)
 
     async def sink(self, frame: ServerFrame) -> None:
         self.frames.append(frame)
 
     async def new_chat(self) -> str:
-        return (await self.handler.create_chat()).id
+        return (await self.chat_service.create()).id
 
     async def say(self, chat_id: str, text: str) -> str:
-        scope = self.handler.claim(chat_id)
-        return await self.handler.user_message(chat_id, UserMessage(text=text), self.sink, scope)
+        scope = self.turns.claim(chat_id)
+        return await self.turns.run(chat_id, UserTurn(UserMessage(text=text)), self.sink, scope)
 
     async def answer(self, chat_id: str, tool_call_id: str, answer, confidence=None) -> str:
         frame = Answer(tool_call_id=tool_call_id, answer=answer, confidence=confidence)
-        answered = await self.handler.prepare_answer(chat_id, frame)
-        scope = self.handler.claim(chat_id)
-        return await self.handler.answer(chat_id, answered, self.sink, scope)
+        answered = prepare_answer(await self.chats.get(chat_id), frame)
+        scope = self.turns.claim(chat_id)
+        return await self.turns.run(chat_id, AnswerTurn(answered), self.sink, scope)
 
     def of_type(self, kind: type) -> list:
         return [f for f in self.frames if isinstance(f, kind)]

@@ -1,12 +1,12 @@
-"""Whole turns through the real handler with a scripted model (no server)."""
+"""Whole turns through the real turns with a scripted model (no server)."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from backend.core.errors import Busy, ModelError
-from backend.server.chat_handler import NoPendingQuestion
+from backend.core.errors import Busy, ModelError, NoPendingQuestion
+from backend.server.turn.inputs import DeliverTurn
 from shared_contracts.chat import TextPart, ToolPart
 from shared_contracts.frames import (
     ErrorFrame,
@@ -89,7 +89,7 @@ async def test_quiz_waits_for_the_answer_then_grades_and_continues():
     assert question.question.kind == "multiple_choice"
     assert '"correct"' not in h.wire()
     assert "Halves are bigger" not in h.wire()  # the explanation is part of the key too
-    view = await h.handler.view(chat)
+    view = await h.chat_service.view(chat)
     assert view.pending_question is not None and view.pending_question.tool_call_id == "q1"
 
     assert await h.answer(chat, "q1", "a", confidence=0.8) == "stop"
@@ -100,7 +100,7 @@ async def test_quiz_waits_for_the_answer_then_grades_and_continues():
     assert isinstance(part.output, GradedOutput) and part.output.confidence == 0.8
     # the continuation's request carried the verdict as the tool output
     assert '"correct":true' in model.requests[1].messages[-1].content
-    assert (await h.handler.view(chat)).pending_question is None
+    assert (await h.chat_service.view(chat)).pending_question is None
 
 
 async def test_wrong_answer_is_graded_wrong():
@@ -142,7 +142,7 @@ async def test_no_key_in_any_frame_before_the_answer():
         h = FlowHarness(ScriptedModel([tool_reply([("q9", "quiz", spec)])]))
         chat = await h.new_chat()
         await h.say(chat, "go")
-        wire = h.wire() + (await h.handler.view(chat)).__repr__()
+        wire = h.wire() + (await h.chat_service.view(chat)).__repr__()
         for secret in secrets:
             assert secret not in wire
 
@@ -192,11 +192,11 @@ async def test_step_limit_ends_a_runaway_loop():
 async def test_busy_while_a_turn_runs():
     h = FlowHarness(ScriptedModel([text_reply("x")]))
     chat = await h.new_chat()
-    scope = h.handler.claim(chat)
+    scope = h.turns.claim(chat)
     with pytest.raises(Busy):
-        h.handler.claim(chat)
-    h.handler.release(chat, scope)
-    h.handler.claim(chat)
+        h.turns.claim(chat)
+    h.turns.release(chat, scope)
+    h.turns.claim(chat)
 
 
 async def test_abort_mid_stream_keeps_the_partial_text():
@@ -223,12 +223,12 @@ async def test_abort_mid_stream_keeps_the_partial_text():
 
         tg.start_soon(run)
         await started.wait()
-        assert h.handler.abort(chat)
+        assert h.turns.abort(chat)
     assert reasons == ["aborted"]
     assert h.frames[-1].reason == "aborted"
     record = await h.chats.get(chat)
     assert record.messages[-1].parts == [TextPart(text="Partial thought")]
-    assert not h.handler.is_running(chat)
+    assert not h.turns.is_running(chat)
 
 
 async def test_provider_fault_keeps_partial_text_and_the_next_turn_works():
@@ -271,7 +271,7 @@ async def test_ask_user_reply_continues_the_turn():
 
 
 async def test_graph_context_is_rendered_once_per_session_and_a_failed_read_retried():
-    from backend.server.turn_service import TurnSeams
+    from backend.server.turn.seams import TurnSeams
 
     calls = []
 
@@ -283,7 +283,7 @@ async def test_graph_context_is_rendered_once_per_session_and_a_failed_read_retr
 
     model = ScriptedModel([text_reply("one"), text_reply("two"), text_reply("three")])
     h = FlowHarness(model)
-    h.seams = TurnSeams(chats=h.chats, clock=h.clock, graph_context=context)
+    h.seams = TurnSeams(h.chats, h.clock, graph_context=context)
     h.__post_init__()
     chat = await h.new_chat()
     for text in ("a", "b", "c"):
@@ -328,7 +328,7 @@ async def test_a_plan_only_turn_with_no_word_is_an_empty_reply_but_a_job_deliver
     assert await h.say(chat, "go") == "error"
     assert "empty reply" in h.of_type(ErrorFrame)[0].message
     h.frames.clear()
-    assert await h.handler.deliver_jobs(chat, h.sink, h.handler.claim(chat)) == "stop"
+    assert await h.turns.run(chat, DeliverTurn(), h.sink, h.turns.claim(chat)) == "stop"
     assert h.of_type(ErrorFrame) == []
 
 

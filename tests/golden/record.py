@@ -25,12 +25,12 @@ import msgspec
 
 from backend.agent.offline.tutor import OfflineTutor
 from backend.core.pending import pending_question
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.services import Services, open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
-from backend.server.ws import _dispatch
 from shared_contracts.chat import ToolPart
 from shared_contracts.questions import MultipleChoice, Numeric
 from shared_contracts.tools import QuizArgs
@@ -113,12 +113,7 @@ async def settle(services: Services, chat_id: str) -> None:
     """Until no turn, job or extraction run is active (three quiet looks in a row)."""
     quiet = 0
     while quiet < 3:
-        busy = (
-            services.handler.is_running(chat_id)
-            or bool(services.jobs and services.jobs.active_ids())
-            or services.extraction._flight.in_flight(chat_id)
-        )
-        quiet = 0 if busy else quiet + 1
+        quiet = quiet + 1 if services.idle(chat_id) else 0
         await anyio.sleep(0.01)
 
 
@@ -147,7 +142,7 @@ async def record_session(
     stores = build_stores(data_dir)
     tracer = Tracer.recording(stores, settings, timer=lambda: 0.0)
     async with recorded_services(settings, model or OfflineTutor(), stores, tracer) as services:
-        record = await services.handler.create_chat(title or None)
+        record = await services.chats.create_record(title or None)
         connection = Connection(record.id)
         for kind, text in steps:
             await settle(services, record.id)
@@ -158,7 +153,7 @@ async def record_session(
                 frame = msgspec.json.encode({"type": "user_message", "text": text}).decode()
             else:
                 frame = learner_frame(await stores.chats.get(record.id), text)
-            await _dispatch(services, connection, frame)
+            await receive(services, connection, frame)
         await settle(services, record.id)
         await tracer.flush(record.id)
     return record.id

@@ -1,5 +1,5 @@
 """Item 2: ENOSPC / EIO at the n-th write, fsync, replace or directory fsync (n = 1, 2, …
-until the turn completes, once and persistently), through the real ChatHandler on the real
+until the turn completes, once and persistently), through the real turn package on the real
 file stores: the old record stays intact and the client gets a typed `storage_error` (or,
 for a fault inside a contained seam, the turn completes and one `[chat …]` line is logged);
 never a traceback; after start-up recovery `verify` is clean and the next turn succeeds."""
@@ -59,7 +59,7 @@ async def recover(data_dir: Path) -> None:
 
 async def next_turn(data_dir: Path, chat: str) -> str:
     h = harness(data_dir)
-    view = await h.handler.view(chat)
+    view = await h.chat_service.view(chat)
     if view.pending_question is not None:
         return await h.answer(chat, view.pending_question.tool_call_id, "denominator")
     return await h.say(chat, "let us go on")
@@ -158,7 +158,7 @@ async def test_io_error_sweep(tmp_path, caplog, step):
                     s.problems.append(f"{mode}: the turn never completed within {MAX_N}")
     tracebacks = [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
     table(
-        f"I/O errors through the ChatHandler ({step} turn)",
+        f"I/O errors through the turn package ({step} turn)",
         [
             ("faulted turns", s.faults),
             ("  ended with a typed storage_error frame", s.typed),

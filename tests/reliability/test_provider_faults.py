@@ -1,6 +1,6 @@
 """Item 3: the real litellm adapter against a loopback fake provider that injects timeouts,
 429 + Retry-After, 500/503, resets mid-stream, malformed tool-call JSON, unknown tools and
-`../` in tool arguments at a 10% rate over 200+ turns through the real ChatHandler."""
+`../` in tool arguments at a 10% rate over 200+ turns through the real turn package."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class CountingModel:
 
 
 async def take_turn(h: FlowHarness, chat: str) -> str:
-    view = await h.handler.view(chat)
+    view = await h.chat_service.view(chat)
     if view.pending_question is not None:
         return await h.answer(chat, view.pending_question.tool_call_id, "denominator")
     return await h.say(chat, "go on, please")
@@ -131,7 +131,7 @@ async def test_provider_faults_over_200_turns(tmp_path, caplog):
     partial_kept = sum(t.startswith(PARTIAL) for t in texts)
     tracebacks = [r for r in caplog.records if r.exc_info]
     table(
-        "provider faults through the ChatHandler",
+        "provider faults through the turn package",
         [
             ("turns (plus one fault-free probe after each faulted turn)", TURNS),
             ("provider requests", script.requests),

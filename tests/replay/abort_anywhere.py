@@ -11,11 +11,11 @@ from pathlib import Path
 
 import anyio
 
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
-from backend.server.ws import _dispatch
 from backend.store.fileops import OsFileOps
 from shared_contracts.model_io import (
     ModelDone,
@@ -147,20 +147,20 @@ async def record_abort_anywhere(
     stores = build_stores(data_dir, fs=fs)
     tracer = Tracer.recording(stores, settings)
     async with recorded_services(settings, Planner(), stores, tracer) as services:
-        record = await services.handler.create_chat()
+        record = await services.chats.create_record()
         connection = Connection(record.id)
-        await _dispatch(services, connection, frame("user_message", text="hello"))
+        await receive(services, connection, frame("user_message", text="hello"))
         await settle(services, record.id)
         _slow(fs, True)
-        await _dispatch(services, connection, frame("user_message", text=LONG))
+        await receive(services, connection, frame("user_message", text=LONG))
         await abort_at()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_dispatch, services, connection, frame("abort"))
+            tg.start_soon(receive, services, connection, frame("abort"))
             if meanwhile is not None:
                 await meanwhile()
         await settle(services, record.id)
         _slow(fs, False)
-        await _dispatch(services, connection, frame("user_message", text="go on, briefly"))
+        await receive(services, connection, frame("user_message", text="go on, briefly"))
         await settle(services, record.id)
         await tracer.flush(record.id)
     return record.id
@@ -190,13 +190,13 @@ async def record_shutdown_mid_turn(
     async with anyio.create_task_group() as beside:
         with anyio.CancelScope() as server:
             async with recorded_services(settings, model, stores, tracer) as services:
-                record = await services.handler.create_chat()
+                record = await services.chats.create_record()
                 connection = Connection(record.id)
-                await _dispatch(services, connection, frame("user_message", text="hello"))
+                await receive(services, connection, frame("user_message", text="hello"))
                 await settle(services, record.id)
                 if idle_abort:
-                    await _dispatch(services, connection, frame("abort"))
-                await _dispatch(services, connection, frame("user_message", text=LONG))
+                    await receive(services, connection, frame("abort"))
+                await receive(services, connection, frame("user_message", text=LONG))
                 await stop_at()
                 if meanwhile is not None:
                     beside.start_soon(meanwhile)

@@ -9,11 +9,11 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
-from backend.server.ws import _dispatch
 from shared_contracts.model_io import ModelDone, ModelEvent, ModelMessage, ModelRequest, TextChunk
 from tests.golden.record import recorded_services, settle
 
@@ -55,14 +55,14 @@ async def record_abort_session(data_dir: Path, delay_s: float = 0.005) -> str:
     tracer = Tracer.recording(stores, settings)
     model = Streamer()
     async with recorded_services(settings, model, stores, tracer) as services:
-        record = await services.handler.create_chat()
+        record = await services.chats.create_record()
         connection = Connection(record.id)
-        await _dispatch(services, connection, frame("user_message", text=SLOW))
+        await receive(services, connection, frame("user_message", text=SLOW))
         await model.started.wait()
         await anyio.sleep(delay_s)
-        await _dispatch(services, connection, frame("abort"))
+        await receive(services, connection, frame("abort"))
         await settle(services, record.id)
-        await _dispatch(services, connection, frame("user_message", text="go on, briefly"))
+        await receive(services, connection, frame("user_message", text="go on, briefly"))
         await settle(services, record.id)
         await tracer.flush(record.id)
     return record.id

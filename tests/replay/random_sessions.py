@@ -28,13 +28,13 @@ import msgspec
 from backend.agent.offline.tutor import OfflineTutor
 from backend.core.errors import ModelError
 from backend.core.pending import pending_question
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
 from backend.server.services import Services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, traced_roles
-from backend.server.ws import _dispatch
 from shared_contracts.model_io import (
     ModelDone,
     ModelEvent,
@@ -201,7 +201,7 @@ async def record_random_session(data_dir: Path, seed: int) -> Recorded:
             async with recorded_services(
                 settings, teacher, stores, tracer, subagents=agents
             ) as services:
-                record = await services.handler.create_chat()
+                record = await services.chats.create_record()
                 out.chat_id = record.id
                 a, b = Connection(record.id), Connection(record.id)
                 for _ in range(rng.randint(4, 10)):
@@ -217,7 +217,7 @@ async def record_random_session(data_dir: Path, seed: int) -> Recorded:
                 if stop_mid_turn:
                     await settle(services, record.id)
                     out.features.add("shutdown")
-                    await _dispatch(services, a, frame("user_message", text=rng.choice(TOPICS)))
+                    await receive(services, a, frame("user_message", text=rng.choice(TOPICS)))
                     await anyio.sleep(rng.uniform(0, 0.01))
                     server.cancel()
                     await anyio.sleep_forever()
@@ -250,27 +250,27 @@ async def _act(
         out.features.add("two_sockets_at_once")
         other = rng.choice((learner_frame(record, "right"), frame("abort")))
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_dispatch, services, a, learner_frame(record, "right"))
-            tg.start_soon(_dispatch, services, b, other)
+            tg.start_soon(receive, services, a, learner_frame(record, "right"))
+            tg.start_soon(receive, services, b, other)
     elif pending is not None and draw < 0.55:
         choice = rng.choice(("right", "right", "wrong", "I like examples"))
         out.features.add("answer")
-        await _dispatch(services, socket, learner_frame(record, choice))
+        await receive(services, socket, learner_frame(record, choice))
     elif draw < 0.7:
         out.features.add("abort")
-        await _dispatch(services, socket, frame("user_message", text=rng.choice(TOPICS)))
+        await receive(services, socket, frame("user_message", text=rng.choice(TOPICS)))
         await anyio.sleep(rng.uniform(0, 0.03))
-        await _dispatch(services, b if socket is a else a, frame("abort"))
+        await receive(services, b if socket is a else a, frame("abort"))
     elif draw < 0.78:
         out.features.add("two_sockets_at_once")
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_dispatch, services, a, frame("user_message", text=rng.choice(TOPICS)))
-            tg.start_soon(_dispatch, services, b, frame("user_message", text="me too"))
+            tg.start_soon(receive, services, a, frame("user_message", text=rng.choice(TOPICS)))
+            tg.start_soon(receive, services, b, frame("user_message", text="me too"))
     elif draw < 0.82:
         out.features.add("bad_frame")
-        await _dispatch(services, socket, rng.choice(("{nope", frame("answer", answer=3))))
+        await receive(services, socket, rng.choice(("{nope", frame("answer", answer=3))))
     else:
-        await _dispatch(services, socket, frame("user_message", text=rng.choice(TOPICS)))
+        await receive(services, socket, frame("user_message", text=rng.choice(TOPICS)))
 
 
 async def check_session(root: Path, seed: int) -> tuple[Recorded, str]:

@@ -15,12 +15,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, is_sync
-from backend.server.ws import _dispatch
 from shared_contracts.trace import CheckpointEvent, InboundFrameEvent, MarkEvent, ModelCallEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.golden.record import recorded_services, settle
@@ -90,12 +90,12 @@ async def test_a_recording_keeps_no_per_turn_sync_ordinals(tmp_path: Path):
     tracer = Tracer.recording(stores, settings)
     model = Planner()
     async with recorded_services(settings, model, stores, tracer) as services:
-        chat = (await services.handler.create_chat()).id
+        chat = (await services.chats.create_record()).id
         connection = Connection(chat)
         for text in ("hello", LONG, "again"):
-            await _dispatch(services, connection, frame("user_message", text=text))
+            await receive(services, connection, frame("user_message", text=text))
             if text == LONG:
                 await model.streaming.wait()
-                await _dispatch(services, connection, frame("abort"))
+                await receive(services, connection, frame("abort"))
             await settle(services, chat)
             assert tracer.counters() == 0

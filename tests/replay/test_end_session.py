@@ -10,11 +10,11 @@ import anyio
 import msgspec
 
 from backend.agent.offline.tutor import OfflineTutor
+from backend.server.dispatch import receive
 from backend.server.replay import run_replay
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
-from backend.server.ws import _dispatch
 from shared_contracts.trace import ExtractionEvent, InboundFrameEvent
 from tests.golden.record import (
     RIGHT,
@@ -104,11 +104,11 @@ async def test_the_recorder_forgets_an_ended_chat_but_never_one_mid_request(tmp_
     stores = build_stores(data)
     tracer = Tracer.recording(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
-        chat = (await services.handler.create_chat()).id
+        chat = (await services.chats.create_record()).id
         socket = services.hub.connect(chat)
-        await _dispatch(services, socket, frame("user_message", text="teach me fractions"))
+        await receive(services, socket, frame("user_message", text="teach me fractions"))
         await settle(services, chat)
-        await _dispatch(services, socket, learner_frame(await stores.chats.get(chat), "right"))
+        await receive(services, socket, learner_frame(await stores.chats.get(chat), "right"))
         await settle(services, chat)
         services.hub.disconnect(socket)
         async with tracer.session_end(chat):  # `Services.end_session`, swept mid-way

@@ -18,12 +18,12 @@ import anyio
 import msgspec
 import pytest
 
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, traced_roles
-from backend.server.ws import _dispatch
 from shared_contracts.model_io import ModelDone, ModelMessage, ModelRequest, TextChunk
 from shared_contracts.trace import (
     ClockEvent,
@@ -126,8 +126,8 @@ async def _record_job_session(data: Path, fates: list[str], teacher_steps) -> st
     async with recorded_services(
         settings, ScriptedModel(teacher_steps), stores, tracer, subagents=agents
     ) as services:
-        record = await services.handler.create_chat()
-        await _dispatch(services, Connection(record.id), frame("user_message", text="go"))
+        record = await services.chats.create_record()
+        await receive(services, Connection(record.id), frame("user_message", text="go"))
         await settle(services, record.id)
         await tracer.flush(record.id)
     return record.id
@@ -251,8 +251,8 @@ async def _record_stopped_jobs(
             subagents=agents,
             clock=clock,
         ) as services:
-            record = await services.handler.create_chat()
-            await _dispatch(services, Connection(record.id), frame("user_message", text="go"))
+            record = await services.chats.create_record()
+            await receive(services, Connection(record.id), frame("user_message", text="go"))
             await stop_when(services, server)
             server.cancel()
             await anyio.sleep_forever()

@@ -18,13 +18,13 @@ import anyio
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
 from backend.agent.offline.tutor import OfflineTutor
 from backend.core.pending import pending_question
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
 from backend.server.services import Services, open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
-from backend.server.ws import _dispatch
 from shared_contracts.trace import ExtractionEvent, MarkEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.fakes import FixedClock, SequentialIds
@@ -50,16 +50,16 @@ async def _turn_done(services: Services, chat_id: str) -> None:
     """Until no turn runs and its trailing reads are done (an extraction may be in flight)."""
     quiet = 0
     while quiet < 3:
-        quiet = 0 if services.handler.is_running(chat_id) else quiet + 1
+        quiet = 0 if services.turns.is_running(chat_id) else quiet + 1
         await anyio.sleep(0.01)
 
 
 async def _answer_or_say(services: Services, stores, connection: Connection, chat_id: str) -> None:
     record = await stores.chats.get(chat_id)  # the raw store: the test's look is no sync point
     if pending_question(record) is not None:
-        await _dispatch(services, connection, learner_frame(record, "right"))
+        await receive(services, connection, learner_frame(record, "right"))
     else:
-        await _dispatch(services, connection, frame("user_message", text="what next?"))
+        await receive(services, connection, frame("user_message", text="what next?"))
 
 
 async def record_turn_read_before_merge(data_dir: Path) -> str:
@@ -78,9 +78,9 @@ async def record_turn_read_before_merge(data_dir: Path) -> str:
         tracer=tracer,
         extraction_stages=(OfflineExtractor(), auditor),
     ) as services:
-        record = await services.handler.create_chat()
+        record = await services.chats.create_record()
         connection = Connection(record.id)
-        await _dispatch(services, connection, frame("user_message", text="teach me fractions"))
+        await receive(services, connection, frame("user_message", text="teach me fractions"))
         await settle(services, record.id)
         await _answer_or_say(services, stores, connection, record.id)
         await auditor.waiting.wait()  # the run is between its first read and its merge

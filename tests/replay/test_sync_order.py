@@ -12,12 +12,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay import Cassette
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer
-from backend.server.ws import _dispatch
 from shared_contracts.trace import (
     AnyTraceEvent,
     CheckpointEvent,
@@ -242,11 +242,11 @@ async def test_a_turn_releases_and_the_learner_claims_in_the_pass_of_their_sync_
 
     async with anyio.create_task_group() as tg:
         async with recorded_services(settings, model, stores, tracer) as services:
-            chat = (await services.handler.create_chat()).id
+            chat = (await services.chats.create_record()).id
             connection = Connection(chat)
 
             def look(ticks: int) -> None:
-                now = services.handler.is_running(chat)
+                now = services.turns.is_running(chat)
                 if now != running.get(chat, False):
                     changes.append((now, ticks))
                     running[chat] = now
@@ -254,7 +254,7 @@ async def test_a_turn_releases_and_the_learner_claims_in_the_pass_of_their_sync_
             ticker.look = look
             tg.start_soon(ticker.run)
             for text in ("hello", "again"):
-                await _dispatch(services, connection, frame("user_message", text=text))
+                await receive(services, connection, frame("user_message", text=text))
                 await settle(services, chat)
         tg.cancel_scope.cancel()
     frames = [at for e, at in tracer.emitted_at if isinstance(e, InboundFrameEvent)]

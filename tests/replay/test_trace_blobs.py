@@ -14,12 +14,12 @@ import pytest
 from backend.agent.offline.tutor import OfflineTutor
 from backend.core.errors import CorruptRecord
 from backend.core.pending import pending_question
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay import diff_sessions, run_replay
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import ExpandedTraces, Tracer, request_hash
-from backend.server.ws import _dispatch
 from shared_contracts.model_io import ModelMessage, ModelRequest, ModelToolCall, ToolSpec
 from shared_contracts.trace import MarkEvent, ModelCallEvent, PromptEvent
 from shared_contracts.trace_blobs import Interner, MissingBlob, expand_blobs, text_hash
@@ -37,7 +37,7 @@ async def _session(data: Path, turns: int) -> str:
     stores = build_stores(data)
     tracer = Tracer.recording(stores, settings, timer=lambda: 0.0)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
-        record = await services.handler.create_chat(None)
+        record = await services.chats.create_record(None)
         connection = Connection(record.id)
         for n in range(turns):
             await settle(services, record.id)
@@ -47,7 +47,7 @@ async def _session(data: Path, turns: int) -> str:
             else:
                 text = SAY[min(n, len(SAY) - 1)]
                 frame = ENCODE.encode({"type": "user_message", "text": text}).decode()
-            await _dispatch(services, connection, frame)
+            await receive(services, connection, frame)
         await settle(services, record.id)
         await tracer.flush(record.id)
     return record.id

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.agent.offline.tutor import OfflineTutor
+from backend.server.dispatch import receive
 from backend.server.replay import run_replay
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, is_sync
-from backend.server.ws import _dispatch
 from shared_contracts.trace import InboundFrameEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.golden.record import learner_frame, recorded_services, settle
@@ -26,15 +26,15 @@ async def test_two_hundred_chats_opened_and_closed_leave_no_entries_and_one_come
     stores = build_stores(data)
     tracer = Tracer.recording(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
-        lesson = await services.handler.create_chat()
+        lesson = await services.chats.create_record()
         first = services.hub.connect(lesson.id)
-        await _dispatch(services, first, frame("user_message", text="teach me fractions"))
+        await receive(services, first, frame("user_message", text="teach me fractions"))
         await settle(services, lesson.id)
         services.hub.disconnect(first)
         for _ in range(200):
-            record = await services.handler.create_chat()
+            record = await services.chats.create_record()
             socket = services.hub.connect(record.id)
-            await _dispatch(services, socket, frame("ping"))
+            await receive(services, socket, frame("ping"))
             services.hub.disconnect(socket)
         assert tracer.chat_entries() > 400  # a state lock and a socket count a chat, at least
         assert await tracer.sweep() == 201
@@ -43,7 +43,7 @@ async def test_two_hundred_chats_opened_and_closed_leave_no_entries_and_one_come
         # The lesson comes back on a new socket: numbered from 0 again, its trace goes on.
         again = services.hub.connect(lesson.id)
         answer = learner_frame(await stores.chats.get(lesson.id), "right")
-        await _dispatch(services, again, answer)
+        await receive(services, again, answer)
         await settle(services, lesson.id)
         await tracer.flush(lesson.id)
     events = expand_blobs(await stores.traces.read(lesson.id))
@@ -65,14 +65,14 @@ async def test_a_chat_with_an_open_socket_or_an_unused_chat_is_kept(tmp_path: Pa
     stores = build_stores(data)
     tracer = Tracer.recording(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
-        lesson = await services.handler.create_chat()
-        unused = await services.handler.create_chat()
+        lesson = await services.chats.create_record()
+        unused = await services.chats.create_record()
         open_socket = services.hub.connect(lesson.id)
-        await _dispatch(services, open_socket, frame("ping"))
+        await receive(services, open_socket, frame("ping"))
         assert await tracer.sweep() == 0
         # Its numbering is kept: a second socket is another unit.
         second = services.hub.connect(lesson.id)
-        await _dispatch(services, second, frame("ping"))
+        await receive(services, second, frame("ping"))
         await tracer.flush(lesson.id)
         units = [e.scope for e in await stores.traces.read(lesson.id) if is_sync(e)]
         assert units == ["learner:0", "learner:1"]

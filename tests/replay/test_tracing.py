@@ -137,8 +137,10 @@ async def test_a_failing_trace_store_never_breaks_the_lesson():
 
     from tests.flows.harness import FlowHarness
 
-    flow = FlowHarness(model=ScriptedModel([text_reply("Still teaching.")]))
-    flow.handler.trace = Tracer(Broken(), flow.chats, MemoryGraphStore())
+    chats = MemoryChatStore()
+    tracer = Tracer(Broken(), chats, MemoryGraphStore())
+    model = ScriptedModel([text_reply("Still teaching.")])
+    flow = FlowHarness(model=model, chats=chats, observer=tracer)
     chat = await flow.new_chat()
     assert await flow.say(chat, "hello") == "stop"
     assert flow.chats.records[chat].messages[-1].parts[0].text == "Still teaching."  # type: ignore[union-attr]
@@ -159,10 +161,10 @@ async def test_a_recording_keeps_no_counters_for_finished_turns():
     id and sync-point ordinals are kept only by a replay."""
     from tests.flows.harness import FlowHarness
 
-    flow = FlowHarness(model=ScriptedModel([text_reply(f"turn {n}") for n in range(30)]))
-    tracer = Tracer(MemoryTraceStore(), flow.chats, MemoryGraphStore())
-    flow.handler.trace = tracer
-    flow.handler.model = tracer.model(flow.handler.model)
+    chats = MemoryChatStore()
+    tracer = Tracer(MemoryTraceStore(), chats, MemoryGraphStore())
+    model = tracer.model(ScriptedModel([text_reply(f"turn {n}") for n in range(30)]))
+    flow = FlowHarness(model=model, chats=chats, observer=tracer)
     chat = await flow.new_chat()
     for n in range(30):
         assert await flow.say(chat, f"hello {n}") == "stop"

@@ -13,12 +13,12 @@ from pathlib import Path
 import anyio
 
 from backend.agent.offline.tutor import OfflineTutor
+from backend.server.dispatch import receive
 from backend.server.hub import Connection
 from backend.server.replay import run_replay
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
 from backend.server.tracing import Tracer, is_sync
-from backend.server.ws import _dispatch
 from backend.store.fileops import OsFileOps
 from backend.store.record_cache import FileIdentity
 from shared_contracts.trace import InboundFrameEvent, MarkEvent
@@ -71,19 +71,19 @@ async def record_answer_abort_race(data_dir: Path) -> str:
     stores = build_stores(data_dir, fs=fs)
     tracer = Tracer.recording(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
-        record = await services.handler.create_chat()
+        record = await services.chats.create_record()
         a, b = Connection(record.id), Connection(record.id)
-        await _dispatch(services, a, frame("user_message", text="teach me photosynthesis"))
+        await receive(services, a, frame("user_message", text="teach me photosynthesis"))
         await settle(services, record.id)
         answer = learner_frame(await stores.chats.get(record.id), "right")
         fs.arm(f"{record.id}.json")
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_dispatch, services, a, answer)
+            tg.start_soon(receive, services, a, answer)
             await anyio.to_thread.run_sync(fs.entered.wait)
-            tg.start_soon(_dispatch, services, b, frame("abort"))
+            tg.start_soon(receive, services, b, frame("abort"))
             tg.start_soon(_release_when_blocked, fs)
         await settle(services, record.id)
-        await _dispatch(services, b, learner_frame(await stores.chats.get(record.id), "right"))
+        await receive(services, b, learner_frame(await stores.chats.get(record.id), "right"))
         await settle(services, record.id)
         await tracer.flush(record.id)
     return record.id

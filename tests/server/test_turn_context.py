@@ -3,7 +3,7 @@ the same graph share one copy of it."""
 
 from __future__ import annotations
 
-from backend.server.turn_service import TurnSeams, build_teacher_context
+from backend.server.turn.seams import TurnSeams
 from tests.fakes import FixedClock, MemoryChatStore
 
 
@@ -14,17 +14,17 @@ def seams_rendering(blocks: list[str]) -> tuple[TurnSeams, list[int]]:
         calls.append(1)
         return "".join(list(blocks[min(len(calls), len(blocks)) - 1]))  # a fresh string
 
-    seams = TurnSeams(chats=MemoryChatStore(), clock=FixedClock(), graph_context=render)
+    seams = TurnSeams(MemoryChatStore(), FixedClock(), graph_context=render)
     return seams, calls
 
 
 async def test_a_session_keeps_its_block_and_equal_blocks_are_one_object():
     graph_a = "## What the learner knows\n" + "fractions " * 1000
     seams, calls = seams_rendering([graph_a, graph_a, "a changed graph"])
-    first = await build_teacher_context(seams, "chat-1")
-    assert await build_teacher_context(seams, "chat-1") is first and len(calls) == 1
-    second = await build_teacher_context(seams, "chat-2")
+    first = await seams.build_teacher_context("chat-1")
+    assert await seams.build_teacher_context("chat-1") is first and len(calls) == 1
+    second = await seams.build_teacher_context("chat-2")
     assert second == graph_a and second is first  # equal: shared, not a second copy
-    third = await build_teacher_context(seams, "chat-3")
+    third = await seams.build_teacher_context("chat-3")
     assert third == "a changed graph"
-    assert await build_teacher_context(seams, "chat-1") is first  # its session's block stays
+    assert await seams.build_teacher_context("chat-1") is first  # its session's block stays

@@ -1,0 +1,71 @@
+"""The running turn's working state (the record on disk is the truth) and part helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from shared_contracts.chat import Message, Part, TextPart, ToolPart
+from shared_contracts.frames import ServerFrame
+from shared_contracts.tools import JOB_TOOLS, LEARNER_TOOLS
+
+FrameSink = Callable[[ServerFrame], Awaitable[None]]
+"""Where a turn's frames go (the hub's `TurnSink`, or a list in tests)."""
+
+
+@dataclass
+class OpenTurn:
+    """One turn while it runs: its number, its frames' sink and the assistant message."""
+
+    chat_id: str
+    turn_id: int
+    sink: FrameSink
+    assistant: Message
+    partial: list[str] = field(default_factory=list)
+    """Text streamed in the current step, not yet a part."""
+    question_asked: bool = False
+    may_be_silent: bool = False
+    """A turn that only hands job results to the teacher may end without a word."""
+    saved: Message | None = None
+    """The assistant message as last persisted (a finish with nothing new writes nothing)."""
+
+    def add(self, part: Part) -> None:
+        """Add `part` to the assistant message (a tool part replaces its earlier state)."""
+        self.assistant = with_part(self.assistant, part)
+
+    def message_so_far(self) -> Message:
+        """The assistant message with the text streamed so far (for a socket opening now)."""
+        if not self.partial:
+            return self.assistant
+        return with_part(self.assistant, TextPart(text="".join(self.partial)))
+
+    def keep_partial(self) -> None:
+        """Make the streamed text a part (at a finish: what the learner saw is kept)."""
+        if self.partial:
+            self.add(TextPart(text="".join(self.partial)))
+            self.partial.clear()
+
+
+def with_part(message: Message, part: Part) -> Message:
+    parts = list(message.parts)
+    if isinstance(part, ToolPart):
+        for index, existing in enumerate(parts):
+            if isinstance(existing, ToolPart) and existing.tool_call_id == part.tool_call_id:
+                parts[index] = part
+                return msgspec.structs.replace(message, parts=parts)
+    parts.append(part)
+    return msgspec.structs.replace(message, parts=parts)
+
+
+def shown(part: Part) -> bool:
+    """Whether the learner sees `part` in the conversation: text, an asked question, or a
+    job card (a plan change shows only in the plan; a rejected call not at all)."""
+    if isinstance(part, TextPart):
+        return bool(part.text.strip())
+    return (
+        isinstance(part, ToolPart)
+        and part.state != "output-error"
+        and part.tool_name in LEARNER_TOOLS | JOB_TOOLS
+    )

@@ -1,0 +1,135 @@
+"""A teacher tool call, executed or refused: plan tools change the plan tree, a question
+ends the turn (the learner answers), a job tool becomes a background job after the step.
+
+Arguments are decoded strictly; a malformed call, a plan operation breaking the tree or a
+second question in one turn becomes a failed tool part the teacher reads, never executed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+
+from backend.agent.tool_specs import decode_tool_args
+from backend.core.errors import PlanError, ToolError
+from backend.core.plan_tree import PlanArgs, apply_plan_tool
+from backend.core.ports import TurnObserver
+from backend.core.questions import ask_user_view, public_view, validate_spec
+from backend.core.views import public_part
+from backend.server.turn.seams import TurnSeams
+from backend.server.turn.state import OpenTurn
+from shared_contracts.base import Inbound
+from shared_contracts.chat import ChatRecord, ToolPart
+from shared_contracts.frames import Plan, Question, ToolCall, ToolResult
+from shared_contracts.model_io import ModelToolCall
+from shared_contracts.plan import PlanTree
+from shared_contracts.tools import (
+    JOB_TOOLS,
+    LEARNER_TOOLS,
+    SERVER_TOOLS,
+    AskUserArgs,
+    PlanOutput,
+    QuizArgs,
+)
+
+log = logging.getLogger("harness.turn")
+
+ONE_QUESTION = "one question at a time: ask this after the learner answers"
+
+
+class ToolRunner:
+    """Runs the tool calls of one teacher step into the turn's message and frames."""
+
+    def __init__(self, seams: TurnSeams, observer: TurnObserver) -> None:
+        self._seams = seams
+        self._observer = observer
+
+    async def run(self, turn: OpenTurn, call: ModelToolCall) -> None:
+        part = ToolPart(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            state="input-available",
+            input=_raw_dict(call.arguments),
+        )
+        try:
+            args = decode_tool_args(call.name, call.arguments)
+            if isinstance(args, QuizArgs):
+                validate_spec(args.question)
+        except ToolError as exc:
+            await _announce(turn, msgspec.structs.replace(part, input={}))
+            await self._refuse(turn, part, str(exc))
+            return
+        await _announce(turn, part)
+        if call.name in SERVER_TOOLS:
+            await self._plan(turn, call, part, args)
+        elif call.name in LEARNER_TOOLS:
+            await self._question(turn, call, part, args)
+        elif call.name in JOB_TOOLS:
+            turn.add(part)
+            await self._observer.tool_ran(turn.chat_id, turn.turn_id, call.arguments, part)
+
+    async def _plan(self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound):
+        assert isinstance(args, PlanArgs)
+        try:
+            before, after = await self._apply_plan(turn.chat_id, args)
+        except PlanError as exc:
+            await self._refuse(turn, part, str(exc))
+            return
+        done = msgspec.structs.replace(
+            part, state="output-available", output=PlanOutput(tree=after)
+        )
+        await self._observer.tool_ran(
+            turn.chat_id, turn.turn_id, call.arguments, done, before, after
+        )
+        turn.add(done)
+        await turn.sink(ToolResult(part=done))
+        await turn.sink(Plan(tree=after))
+
+    async def _apply_plan(self, chat_id: str, args: PlanArgs) -> tuple[PlanTree | None, PlanTree]:
+        """The plan tree before and after `args`, applied to the chat's persisted tree (a
+        plan error raises `PlanError` and writes nothing)."""
+        seen: list[PlanTree | None] = []
+
+        def mutate(record: ChatRecord) -> ChatRecord:
+            seen.append(record.plan)
+            return msgspec.structs.replace(record, plan=apply_plan_tool(record.plan, args))
+
+        record = await self._seams.update(chat_id, mutate)
+        assert record.plan is not None
+        return seen[-1], record.plan
+
+    async def _question(self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound):
+        if turn.question_asked:
+            await self._refuse(turn, part, ONE_QUESTION)
+            return
+        turn.question_asked = True
+        turn.add(part)
+        await self._observer.tool_ran(turn.chat_id, turn.turn_id, call.arguments, part)
+        if isinstance(args, QuizArgs):
+            question = public_view(args.question, args.node_id)
+        else:
+            assert isinstance(args, AskUserArgs)
+            question = ask_user_view(args)
+        await turn.sink(Question(tool_call_id=call.id, question=question))
+
+    async def _refuse(self, turn: OpenTurn, part: ToolPart, message: str) -> None:
+        failed = msgspec.structs.replace(part, state="output-error", error=message[:2000])
+        turn.add(failed)
+        raw = msgspec.json.encode(part.input).decode()
+        await self._observer.tool_ran(turn.chat_id, turn.turn_id, raw, failed)
+        await turn.sink(ToolResult(part=public_part(failed)))
+        log.info("[chat %s] tool %s rejected: %s", turn.chat_id, part.tool_name, message[:200])
+
+
+async def _announce(turn: OpenTurn, part: ToolPart) -> None:
+    await turn.sink(ToolCall(message_id=turn.assistant.id, part=public_part(part)))
+
+
+def _raw_dict(arguments: str) -> dict[str, Any]:
+    try:
+        value = msgspec.json.decode(arguments or "{}")
+    except msgspec.DecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
