@@ -415,7 +415,7 @@ def _check_replay_args(args: argparse.Namespace, data_dir: Path) -> None:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from backend.core.errors import HarnessError
-    from backend.server.replay import cli
+    from backend.replay.cli import cli
     from backend.server.settings import load_settings
 
     settings = load_settings()

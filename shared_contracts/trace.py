@@ -110,16 +110,20 @@ class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True, frozen=True):
     plan_after: str = ""
 
 
+QuizPhase = Literal["issued", "graded"]
+JobPhase = Literal["submitted", "finished", "delivered"]
+
+
 class QuizEvent(TraceEvent, tag="quiz", kw_only=True, frozen=True):
     turn: int
     tool_call_id: str
-    phase: Literal["issued", "graded"]
+    phase: QuizPhase
     detail: str = ""
 
 
 class JobTraceEvent(TraceEvent, tag="job", kw_only=True, frozen=True):
     job_id: str
-    phase: Literal["submitted", "finished", "delivered"]
+    phase: JobPhase
     turn: int = 0
     before_call: str = ""
     detail: str = ""
@@ -135,15 +139,20 @@ class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True, frozen=True):
     graph_hash_after: str = ""
 
 
+MarkKind = Literal[
+    "chat_created", "turn_started", "step", "read", "write", "graph_read", "graph_write"
+]
+Access = Literal["read", "write", "graph_read", "graph_write"]
+"""The marks of a unit's access to shared state (a chat record, the graph)."""
+
+
 class MarkEvent(TraceEvent, tag="mark", kw_only=True, frozen=True):
     """A boundary: a chat created, a turn or a teacher step begun, or a unit reading or
     writing shared state (the chat record, the graph) — replay orders concurrent units by
     these. `graph_counts`/`graph_hash`: the graph ledgers then; `config`: each role's model
     and the thresholds a replay needs."""
 
-    mark: Literal[
-        "chat_created", "turn_started", "step", "read", "write", "graph_read", "graph_write"
-    ]
+    mark: MarkKind
     turn: int = 0
     step: int = 0
     title: str = ""

@@ -12,11 +12,12 @@ import gc
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 from anyio.abc import TaskGroup
 
 from backend.agent.extraction.ledger_view import LedgerView
-from backend.agent.extraction.pipeline import ExtractionPipeline, ExtractionReport
+from backend.agent.extraction.pipeline import ExtractionReport
 from backend.agent.extraction.single_flight import SingleFlight
 from backend.core.graph import SnapshotDeriver
 from backend.core.graph_context import render_graph_context
@@ -78,6 +79,12 @@ class GraphReader:
         return (await self._view.refresh()).folded_at(chat_id)
 
 
+class ExtractionRunner(Protocol):
+    """The extraction pipeline as the trigger runs it (one run per call)."""
+
+    async def run(self, chat_id: str) -> ExtractionReport: ...
+
+
 class ExtractionService:
     """Rules: a run starts only through `SingleFlight` (one in flight per chat, at most one
     coalesced follow-up); a failed run is logged and retried by the next trigger."""
@@ -86,7 +93,7 @@ class ExtractionService:
         self,
         chats: ChatStore,
         graph_reader: GraphReader,
-        pipeline: ExtractionPipeline,
+        pipeline: ExtractionRunner,
         task_group: TaskGroup,
         *,
         every_n: int,

@@ -14,7 +14,7 @@ import anyio
 import msgspec
 from litestar.types import Send
 
-from backend.server.tracing import NO_TRACE, Tracer
+from backend.tracing.tracer import NO_TRACE, Tracer
 from shared_contracts.frames import ServerFrame, TextDelta
 
 log = logging.getLogger("harness.ws")

@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import cast
 
 import anyio
 import msgspec
@@ -19,27 +20,29 @@ from anyio.abc import TaskGroup
 
 from backend.agent.extraction.pipeline import ExtractionReport, create_extraction_pipeline
 from backend.agent.extraction.stages import Auditor, Extractor
-from backend.agent.jobs.base import SubAgent, SubAgentContext
+from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext
 from backend.agent.jobs.runner import JobRunner, create_job_runner
 from backend.agent.tool_specs import decode_tool_args
-from backend.core.errors import Busy
+from backend.core.errors import Busy, ToolError
 from backend.core.pending import pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
 from backend.server.chats import ChatService
 from backend.server.graph_service import ExtractionService, GraphReader
 from backend.server.hub import ChatHub
-from backend.server.models import build_teacher_model
+from backend.server.models import build_roles
+from backend.server.recording import recorded_stores, recording_tracer
 from backend.server.runtime import RandomIds, clock_from
 from backend.server.settings import Settings
 from backend.server.stores import Stores, build_stores
-from backend.server.tracing import Tracer, TracingPipeline, traced_roles
 from backend.server.turn.runner import TurnRunner
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
+from backend.tracing.tracer import Tracer
 from shared_contracts.chat import ToolPart
 from shared_contracts.frames import GraphUpdated, JobFrame
 from shared_contracts.http import ExtractAccepted
-from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
+from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job, JobKind
+from shared_contracts.tools import JOB_TOOLS
 from shared_contracts.trace import AnyTraceEvent
 
 log = logging.getLogger("harness.server")
@@ -99,7 +102,7 @@ class Services:
         extraction = ExtractionService(
             ports.stores.chats,
             graph,
-            TracingPipeline(pipeline, self.tracer),
+            self.tracer.pipeline(pipeline),
             self.task_group,
             every_n=self.settings.every_n_quiz_answers,
             on_merged=self.on_merged,
@@ -206,7 +209,10 @@ class RunnerSpawner:
         self._tracer = tracer
 
     async def spawn(self, chat_id: str, part: ToolPart) -> str:
-        args = decode_tool_args(part.tool_name, msgspec.json.encode(part.input).decode())
+        kind = part.tool_name
+        args = decode_tool_args(kind, msgspec.json.encode(part.input).decode())
+        if kind not in JOB_TOOLS or not isinstance(args, JobArgs):
+            raise ToolError(f"{kind} is not a background job")
         record = await self._stores.chats.get(chat_id)
         plan = record.plan
         context = SubAgentContext(
@@ -216,8 +222,8 @@ class RunnerSpawner:
         job = await self._runner.submit(
             chat_id,
             part.tool_call_id,
-            part.tool_name,  # type: ignore[arg-type]
-            args,  # type: ignore[arg-type]
+            cast(JobKind, kind),  # one of JOB_TOOLS, the job kinds
+            args,
             context=context,
         )
         await self._tracer.job_submitted(chat_id, job.id, part.tool_call_id)
@@ -238,18 +244,20 @@ async def open_services(
     template: str | None = None,
 ) -> AsyncIterator[Services]:
     stores = stores or build_stores(settings.data_dir)
-    tracer = tracer or Tracer.recording(stores, settings)
+    tracer = tracer or recording_tracer(stores, settings)
     if clock is None and settings.clock_file is not None:
         log.warning("[clock] simulated time from %s (bench only)", settings.clock_file)
-    extractor, auditor, agents = traced_roles(settings, tracer, extraction_stages, subagents)
+    roles = build_roles(
+        settings, wrap=tracer.model, teacher=model, stages=extraction_stages, agents=subagents
+    )
     ports = Ports(
-        stores=tracer.stores(stores),  # chat and graph access become recorded sync points
+        stores=recorded_stores(tracer, stores),  # chat and graph access: sync points
         clock=tracer.clock(clock or clock_from(settings.clock_file)),
         ids=tracer.ids(ids or RandomIds()),
-        teacher=tracer.model(model or build_teacher_model(settings)),
-        extractor=extractor,
-        auditor=auditor,
-        agents=agents,
+        teacher=roles.teacher,
+        extractor=roles.extractor,
+        auditor=roles.auditor,
+        agents=roles.agents,
     )
     async with _units_then_flush(tracer) as task_group:
         task_group.start_soon(tracer.sweep_forever)  # idle chats' trace entries go

@@ -54,6 +54,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+DEFAULTS = Settings()
+"""The defaults, written once (in `Settings`): what an unset setting takes."""
+
 DOTENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -113,21 +116,24 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
         return value or None
 
     model = text("LH_MODEL")
+    default = DEFAULTS
     return Settings(
         model=model,
         extractor_model=text("LH_EXTRACTOR_MODEL") or model,
         auditor_model=text("LH_AUDITOR_MODEL") or model,
         subagent_model=text("LH_SUBAGENT_MODEL") or model,
-        data_dir=Path(text("LH_DATA_DIR") or "data"),
-        api_host=text("LH_API_HOST") or "127.0.0.1",
-        api_port=_int(source, "LH_API_PORT", 8100, 0, 65535),
-        ui_port=_int(source, "LH_UI_PORT", 3000, 0, 65535),
-        every_n_quiz_answers=_int(source, "LH_EVERY_N_QUIZ_ANSWERS", 3, 1, 1000),
+        data_dir=Path(text("LH_DATA_DIR") or default.data_dir),
+        api_host=text("LH_API_HOST") or default.api_host,
+        api_port=_int(source, "LH_API_PORT", default.api_port, 0, 65535),
+        ui_port=_int(source, "LH_UI_PORT", default.ui_port, 0, 65535),
+        every_n_quiz_answers=_int(
+            source, "LH_EVERY_N_QUIZ_ANSWERS", default.every_n_quiz_answers, 1, 1000
+        ),
         api_token=text("LH_API_TOKEN"),
         extra_origins=tuple(
             o.strip() for o in (text("LH_ALLOWED_ORIGINS") or "").split(",") if o.strip()
         ),
-        max_steps=_int(source, "LH_MAX_STEPS", 12, 1, 100),
+        max_steps=_int(source, "LH_MAX_STEPS", default.max_steps, 1, 100),
         clock_file=_clock_file(source, text("LH_CLOCK_FILE")),
     )
 

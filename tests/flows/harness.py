@@ -8,11 +8,11 @@ import msgspec
 
 from backend.core.ports import ChatModel, TurnObserver
 from backend.server.chats import ChatService
-from backend.server.tracing import NO_TRACE
 from backend.server.turn.answers import prepare_answer
 from backend.server.turn.inputs import AnswerTurn, UserTurn
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
+from backend.tracing.tracer import NO_TRACE
 from shared_contracts.frames import Answer, ServerFrame, UserMessage
 from tests.fakes import FixedClock, MemoryChatStore, SequentialIds
 

@@ -27,10 +27,11 @@ from backend.agent.offline.tutor import OfflineTutor
 from backend.core.pending import pending_question
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
+from backend.server.recording import recording_tracer
 from backend.server.services import Services, open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer
+from backend.tracing.tracer import Tracer
 from shared_contracts.chat import ToolPart
 from shared_contracts.questions import MultipleChoice, Numeric
 from shared_contracts.tools import QuizArgs
@@ -140,7 +141,7 @@ async def record_session(
     `data_dir/traces/<id>.jsonl`)."""
     settings = Settings(data_dir=data_dir, every_n_quiz_answers=every_n)
     stores = build_stores(data_dir)
-    tracer = Tracer.recording(stores, settings, timer=lambda: 0.0)
+    tracer = recording_tracer(stores, settings, timer=lambda: 0.0)
     async with recorded_services(settings, model or OfflineTutor(), stores, tracer) as services:
         record = await services.chats.create_record(title or None)
         connection = Connection(record.id)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.server.replay import run_replay
+from backend.replay.runner import run_replay
 from backend.server.stores import build_stores
 from shared_contracts.trace import (
     CheckpointEvent,

@@ -13,9 +13,9 @@ import anyio
 
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer
 from backend.store.fileops import OsFileOps
 from shared_contracts.model_io import (
     ModelDone,
@@ -145,7 +145,7 @@ async def record_abort_anywhere(
     fs = fs or SlowFileOps()
     settings = Settings(data_dir=data_dir)
     stores = build_stores(data_dir, fs=fs)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     async with recorded_services(settings, Planner(), stores, tracer) as services:
         record = await services.chats.create_record()
         connection = Connection(record.id)
@@ -186,7 +186,7 @@ async def record_shutdown_mid_turn(
     (when nothing runs: it does nothing)."""
     settings = Settings(data_dir=data_dir)
     stores = build_stores(data_dir, fs=fs)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     async with anyio.create_task_group() as beside:
         with anyio.CancelScope() as server:
             async with recorded_services(settings, model, stores, tracer) as services:

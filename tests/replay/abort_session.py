@@ -11,9 +11,9 @@ import msgspec
 
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer
 from shared_contracts.model_io import ModelDone, ModelEvent, ModelMessage, ModelRequest, TextChunk
 from tests.golden.record import recorded_services, settle
 
@@ -52,7 +52,7 @@ async def record_abort_session(data_dir: Path, delay_s: float = 0.005) -> str:
     """A chat: a slow turn aborted `delay_s` after its third chunk, then a fast turn."""
     settings = Settings(data_dir=data_dir)
     stores = build_stores(data_dir)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     model = Streamer()
     async with recorded_services(settings, model, stores, tracer) as services:
         record = await services.chats.create_record()

@@ -28,13 +28,14 @@ import msgspec
 from backend.agent.offline.tutor import OfflineTutor
 from backend.core.errors import ModelError
 from backend.core.pending import pending_question
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.replay import run_replay
+from backend.server.models import build_subagents
+from backend.server.recording import recording_tracer
 from backend.server.services import Services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer, traced_roles
 from shared_contracts.model_io import (
     ModelDone,
     ModelEvent,
@@ -185,12 +186,12 @@ async def record_random_session(data_dir: Path, seed: int) -> Recorded:
         max_steps=6,
     )
     stores = build_stores(data_dir)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     fates: list[str] = []
     agents = None
     if model_jobs:
         sub = SubAgentModel(random.Random(seed * 7919 + 1), fates)
-        _, _, agents = traced_roles(settings, tracer, (None, None), None, lambda _: sub)
+        agents = build_subagents(settings, lambda _: tracer.model(sub))
     teacher = LitellmStyleTeacher(random.Random(seed * 31 + 7)) if scripted else OfflineTutor()
     out = Recorded(seed=seed, chat_id="", job_fates=fates)
     out.features.add("scripted" if scripted else "offline")

@@ -15,12 +15,13 @@ from pathlib import Path
 import anyio
 import pytest
 
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.replay import run_replay
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer, is_sync
+from backend.tracing.player import is_sync
 from shared_contracts.trace import CheckpointEvent, InboundFrameEvent, MarkEvent, ModelCallEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.golden.record import recorded_services, settle
@@ -87,7 +88,7 @@ async def test_a_recording_keeps_no_per_turn_sync_ordinals(tmp_path: Path):
     keeps no counters."""
     settings = Settings(data_dir=tmp_path)
     stores = build_stores(tmp_path)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     model = Planner()
     async with recorded_services(settings, model, stores, tracer) as services:
         chat = (await services.chats.create_record()).id

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import msgspec
 
-from backend.server.replay import run_replay
+from backend.replay.runner import run_replay
 from backend.server.stores import build_stores
 from shared_contracts.chat import TextPart
 from shared_contracts.frames import TurnFinished

@@ -10,11 +10,11 @@ import anyio
 import msgspec
 
 from backend.agent.offline.tutor import OfflineTutor
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
-from backend.server.replay import run_replay
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer
 from shared_contracts.trace import ExtractionEvent, InboundFrameEvent
 from tests.golden.record import (
     RIGHT,
@@ -102,7 +102,7 @@ async def test_the_recorder_forgets_an_ended_chat_but_never_one_mid_request(tmp_
     data = tmp_path / "data"
     settings = Settings(data_dir=data)
     stores = build_stores(data)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
         chat = (await services.chats.create_record()).id
         socket = services.hub.connect(chat)

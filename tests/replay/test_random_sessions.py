@@ -18,12 +18,15 @@ import anyio
 import msgspec
 import pytest
 
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.replay import run_replay
+from backend.server.models import build_subagents
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer, traced_roles
+from backend.tracing.tracer import Tracer
+from backend.tracing.units import entered
 from shared_contracts.model_io import ModelDone, ModelMessage, ModelRequest, TextChunk
 from shared_contracts.trace import (
     ClockEvent,
@@ -120,9 +123,9 @@ async def _record_job_session(data: Path, fates: list[str], teacher_steps) -> st
         job_timeout_s=JOB_TIMEOUT_S,
     )
     stores = build_stores(data)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     sub = SubAgentModel(random.Random(0), [], script=fates)
-    _, _, agents = traced_roles(settings, tracer, (None, None), None, lambda _: sub)
+    agents = build_subagents(settings, lambda _: tracer.model(sub))
     async with recorded_services(
         settings, ScriptedModel(teacher_steps), stores, tracer, subagents=agents
     ) as services:
@@ -160,7 +163,7 @@ async def test_a_call_is_recorded_when_its_final_message_arrives():
     model = tracer.model(ScriptedModel([text_reply("first"), text_reply("second")]))
     request = ModelRequest(role="researcher", messages=[ModelMessage(role="user", content="q")])
     streams = []
-    with tracer.enter("c1", "job:job-1"):
+    with entered("c1", "job:job-1"):
         for _ in range(2):
             stream = model.stream(request)
             streams.append(stream)  # kept open, as an unfinished generator is
@@ -236,9 +239,9 @@ async def _record_stopped_jobs(
         max_jobs_per_chat=1,
     )
     stores = build_stores(data)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     sub = sub or SubAgentModel(random.Random(0), [], script=["slow", "slow"])
-    _, _, agents = traced_roles(settings, tracer, (None, None), None, lambda _: sub)
+    agents = build_subagents(settings, lambda _: tracer.model(sub))
     two = tool_reply(
         [("r1", "research", {"question": "why?"}), ("r2", "research", {"question": "how?"})]
     )

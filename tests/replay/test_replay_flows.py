@@ -11,7 +11,9 @@ import pytest
 
 from backend.agent.offline.tutor import OfflineTutor
 from backend.cli import main
-from backend.server.replay import diff_sessions, fork_session, run_replay
+from backend.replay.diff import diff_sessions
+from backend.replay.fork import fork_session
+from backend.replay.runner import run_replay
 from backend.server.stores import build_stores
 from shared_contracts.chat import ForkOrigin, TextPart
 from shared_contracts.frames import ServerFrame, TurnFinished

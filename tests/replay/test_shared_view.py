@@ -18,13 +18,13 @@ import anyio
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
 from backend.agent.offline.tutor import OfflineTutor
 from backend.core.pending import pending_question
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.replay import run_replay
+from backend.server.recording import recording_tracer
 from backend.server.services import Services, open_services
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer
 from shared_contracts.trace import ExtractionEvent, MarkEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.fakes import FixedClock, SequentialIds
@@ -68,7 +68,7 @@ async def record_turn_read_before_merge(data_dir: Path) -> str:
     auditor = HeldAuditor()
     settings = Settings(data_dir=data_dir, every_n_quiz_answers=1)
     stores = build_stores(data_dir)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     async with open_services(
         settings,
         model=OfflineTutor(),

@@ -14,9 +14,10 @@ import anyio
 import msgspec
 import pytest
 
-from backend.server.replay import cli, run_replay
+from backend.replay.cli import cli
+from backend.replay.runner import run_replay
 from backend.server.stores import build_stores
-from backend.server.tracing_roles import SHUTDOWN_KEY
+from backend.tracing.player import SHUTDOWN_KEY
 from shared_contracts.trace import (
     CheckpointEvent,
     MarkEvent,

@@ -8,7 +8,8 @@ import anyio
 import msgspec
 
 from backend.server.hub import ChatHub
-from backend.server.tracing import Tracer
+from backend.tracing.tracer import Tracer
+from backend.tracing.units import entered
 from shared_contracts.frames import Pong, TextDelta
 from shared_contracts.model_io import ModelRequest
 from shared_contracts.trace import ModelCallEvent, OutboundFrameEvent, TimedChunk
@@ -56,7 +57,7 @@ async def test_deltas_of_one_unit_and_message_are_one_stored_event_until_somethi
     tracer = Tracer(traces, MemoryChatStore(), MemoryGraphStore(), timer=lambda: 0.0)
     hub = ChatHub(tracer)
     sink = hub.sink("chat-1")
-    with tracer.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         for text in ("a", "b", "c"):
             await sink(TextDelta(message_id="m1", delta=text))
         await sink(Pong())  # another frame ends the run
@@ -87,7 +88,7 @@ async def test_a_traced_text_stream_is_stored_as_lists_and_read_back_as_chunks()
     traces = MemoryTraceStore()
     tracer = Tracer(traces, MemoryChatStore(), MemoryGraphStore(), timer=lambda: 0.0)
     model = tracer.model(ScriptedModel([text_reply("one two three")]))
-    with tracer.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         async for _ in model.stream(ModelRequest(role="teacher", messages=[])):
             pass
     await tracer.flush("chat-1")
@@ -103,7 +104,7 @@ async def test_a_stream_with_tool_calls_keeps_a_timed_chunk_each_in_order():
     tracer = Tracer(traces, MemoryChatStore(), MemoryGraphStore(), timer=lambda: 0.0)
     reply = tool_reply([("c1", "plan", {"goal": "g"})], text="Let me plan.")
     model = tracer.model(ScriptedModel([reply]))
-    with tracer.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         async for _ in model.stream(ModelRequest(role="teacher", messages=[])):
             pass
     await tracer.flush("chat-1")

@@ -8,16 +8,20 @@ sync points are shielded and followed by an abort landing check) and for other u
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
+from backend.replay.cassette import Cassette
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.replay import Cassette
+from backend.server.models import role_config
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer
+from backend.tracing.tracer import Tracer
+from backend.tracing.units import entered
+from shared_contracts.jobs import Job
 from shared_contracts.trace import (
     AnyTraceEvent,
     CheckpointEvent,
@@ -26,6 +30,7 @@ from shared_contracts.trace import (
     MarkEvent,
 )
 from tests.fakes import (
+    FixedClock,
     MemoryChatStore,
     MemoryGraphStore,
     MemoryTraceStore,
@@ -58,15 +63,16 @@ class WatchedTracer(Tracer):
 
     ticker: Ticker
 
-    def emit(self, chat_id: str, event: AnyTraceEvent) -> None:
-        self.emitted_at.append((event, self.ticker.ticks))
-        super().emit(chat_id, event)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.emitted_at: list[tuple[AnyTraceEvent, int]] = []
+        emit = self.recorder.emit
 
-    @property
-    def emitted_at(self) -> list[tuple[AnyTraceEvent, int]]:
-        if not hasattr(self, "_emitted_at"):
-            self._emitted_at: list[tuple[AnyTraceEvent, int]] = []
-        return self._emitted_at
+        def watched(chat_id: str, event: AnyTraceEvent) -> None:
+            self.emitted_at.append((event, self.ticker.ticks))
+            emit(chat_id, event)
+
+        self.recorder.emit = watched  # type: ignore[method-assign]  # every emit passes here
 
 
 class SlowTraces(MemoryTraceStore):
@@ -82,6 +88,18 @@ class SlowTraces(MemoryTraceStore):
         await super().append(chat_id, events)
 
 
+def finished_job(job: str) -> Job:
+    return Job(
+        id=job,
+        chat_id="chat-1",
+        tool_call_id="call-1",
+        kind="research",
+        brief="why",
+        status="done",
+        created_at=FixedClock().now(),
+    )
+
+
 def job_event(job: str, seq: int = 0) -> JobTraceEvent:
     return JobTraceEvent(seq=seq, scope=f"job:{job}", job_id=job, phase="finished")
 
@@ -89,7 +107,7 @@ def job_event(job: str, seq: int = 0) -> JobTraceEvent:
 async def test_a_flush_cancelled_at_shutdown_still_writes_its_events():
     traces = SlowTraces()
     tracer = Tracer(traces, MemoryChatStore(), MemoryGraphStore())
-    tracer.emit("chat-1", job_event("job-1"))
+    tracer.recorder.emit("chat-1", job_event("job-1"))
     async with anyio.create_task_group() as tg:
         tg.start_soon(tracer.flush, "chat-1")
         await traces.started.wait()
@@ -105,13 +123,13 @@ async def test_sync_points_are_queued_in_passing_order_and_written_by_one_flush(
     passed: list[str] = []
 
     async def job() -> None:
-        with tracer.enter("chat-1", "job:job-1"):
-            await tracer.job("chat-1", "job-1", "finished")
+        with entered("chat-1", "job:job-1"):
+            await tracer.job_finished(finished_job("job-1"))
             passed.append("job:job-1")
 
     async def turn() -> None:
-        with tracer.enter("chat-1", "turn:1"):
-            async with tracer.access("chat-1", "read"):
+        with entered("chat-1", "turn:1"):
+            async with tracer.order.access("chat-1", "read"):
                 pass
             passed.append("turn:1")
 
@@ -130,21 +148,21 @@ async def test_a_sync_point_waits_while_another_unit_holds_the_chats_state():
     reading = anyio.Event()
 
     async def turn() -> None:
-        with tracer.enter("chat-1", "turn:1"):
-            async with tracer.access("chat-1", "read"):
+        with entered("chat-1", "turn:1"):
+            async with tracer.order.access("chat-1", "read"):
                 reading.set()
                 await anyio.sleep(0.02)  # the read takes a while
 
     async def job() -> None:
         await reading.wait()
-        with tracer.enter("chat-1", "job:job-1"):
-            await tracer.job("chat-1", "job-1", "finished")
+        with entered("chat-1", "job:job-1"):
+            await tracer.job_finished(finished_job("job-1"))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(turn)
         tg.start_soon(job)
     await tracer.flush("chat-1")
-    written = tracer._traces.events["chat-1"]  # type: ignore[union-attr]
+    written = tracer.recorder.traces.events["chat-1"]  # type: ignore[union-attr]
     assert [(e.scope, type(e).__name__) for e in written] == [
         ("turn:1", "MarkEvent"),
         ("job:job-1", "JobTraceEvent"),
@@ -199,16 +217,16 @@ async def test_a_sync_point_returns_to_its_unit_without_a_scheduling_point(repla
         if unit == "learner":
             await tracer.inbound("chat-1", '{"type":"abort"}')
             after.append(ticker.ticks)
-            async with tracer.access("chat-1", "read"):
+            async with tracer.order.access("chat-1", "read"):
                 pass
             after.append(ticker.ticks)
 
     async def turn() -> None:
-        with tracer.enter("chat-1", "turn:1") as scope:
-            await tracer.sync(scope, MarkEvent(seq=0, mark="turn_started", turn=1))
+        with entered("chat-1", "turn:1") as scope:
+            await tracer.order.sync(scope, MarkEvent(seq=0, mark="turn_started", turn=1))
             if unit == "turn:1":
                 after.append(ticker.ticks)
-            async with tracer.access("chat-1", "read"):
+            async with tracer.order.access("chat-1", "read"):
                 pass
             if unit == "turn:1":
                 after.append(ticker.ticks)
@@ -236,7 +254,7 @@ async def test_a_turn_releases_and_the_learner_claims_in_the_pass_of_their_sync_
     ticker = Ticker()
     settings = Settings(data_dir=tmp_path)
     stores = build_stores(tmp_path)
-    tracer = WatchedTracer.recording(stores, settings)
+    tracer = WatchedTracer(stores.traces, stores.chats, stores.graph, config=role_config(settings))
     tracer.ticker = ticker
     model = ScriptedModel([text_reply("one"), text_reply("two")])
 

@@ -14,15 +14,19 @@ import pytest
 from backend.agent.offline.tutor import OfflineTutor
 from backend.core.errors import CorruptRecord
 from backend.core.pending import pending_question
+from backend.replay.diff import diff_sessions
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.replay import diff_sessions, run_replay
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import ExpandedTraces, Tracer, request_hash
+from backend.tracing.hashing import request_hash
+from backend.tracing.interner import Interner
+from backend.tracing.ports import ExpandedTraces
 from shared_contracts.model_io import ModelMessage, ModelRequest, ModelToolCall, ToolSpec
 from shared_contracts.trace import MarkEvent, ModelCallEvent, PromptEvent
-from shared_contracts.trace_blobs import Interner, MissingBlob, expand_blobs, text_hash
+from shared_contracts.trace_blobs import MissingBlob, expand_blobs, text_hash
 from tests.golden.record import learner_frame, recorded_services, settle
 from tests.server.conftest import make_client
 
@@ -35,7 +39,7 @@ async def _session(data: Path, turns: int) -> str:
     """An offline-tutor session of `turns` learner frames (answers when a question is open)."""
     settings = Settings(data_dir=data, every_n_quiz_answers=3)
     stores = build_stores(data)
-    tracer = Tracer.recording(stores, settings, timer=lambda: 0.0)
+    tracer = recording_tracer(stores, settings, timer=lambda: 0.0)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
         record = await services.chats.create_record(None)
         connection = Connection(record.id)

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.agent.offline.tutor import OfflineTutor
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
-from backend.server.replay import run_replay
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer, is_sync
+from backend.tracing.player import is_sync
 from shared_contracts.trace import InboundFrameEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.golden.record import learner_frame, recorded_services, settle
@@ -24,7 +25,7 @@ async def test_two_hundred_chats_opened_and_closed_leave_no_entries_and_one_come
     data = tmp_path / "data"
     settings = Settings(data_dir=data)
     stores = build_stores(data)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
         lesson = await services.chats.create_record()
         first = services.hub.connect(lesson.id)
@@ -63,7 +64,7 @@ async def test_a_chat_with_an_open_socket_or_an_unused_chat_is_kept(tmp_path: Pa
     data = tmp_path / "data"
     settings = Settings(data_dir=data)
     stores = build_stores(data)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
         lesson = await services.chats.create_record()
         unused = await services.chats.create_record()

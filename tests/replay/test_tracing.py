@@ -5,8 +5,11 @@ from __future__ import annotations
 import anyio
 import msgspec
 
-from backend.server.replay import Cassette
-from backend.server.tracing import ReplayDivergence, Tracer, request_hash
+from backend.replay.cassette import Cassette
+from backend.tracing.hashing import request_hash
+from backend.tracing.player import ReplayDivergence
+from backend.tracing.tracer import Tracer
+from backend.tracing.units import entered
 from shared_contracts.chat import ChatRecord
 from shared_contracts.model_io import ModelMessage, ModelRequest, ToolSpec
 from shared_contracts.trace import ClockEvent, IdEvent, ModelCallEvent
@@ -46,7 +49,7 @@ async def test_model_calls_get_structural_keys_per_unit_and_role():
     traces = MemoryTraceStore()
     tracer = tracer_on(traces)
     model = tracer.model(ScriptedModel([text_reply("a"), text_reply("b"), text_reply("c")]))
-    with tracer.enter("chat-1", "turn:7"):
+    with entered("chat-1", "turn:7"):
         await drain(model, request())
         await drain(model, request("again"))
         await drain(model, request(role="extractor"))
@@ -70,7 +73,7 @@ async def test_a_job_task_is_its_own_unit_even_while_its_turn_goes_on():
         await drain(model, request(role="researcher"))
         ids.new("note")
 
-    with tracer.enter("chat-1", "turn:2"):
+    with entered("chat-1", "turn:2"):
         async with anyio.create_task_group() as tg:
             tg.start_soon(job, name="job:job-9")
             clock.now()
@@ -91,7 +94,7 @@ async def test_provider_secrets_never_reach_the_trace():
     traces = MemoryTraceStore()
     tracer = tracer_on(traces)
     model = tracer.model(ScriptedModel([text_reply("ok")]))
-    with tracer.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         await drain(model, request())
     await tracer.flush("chat-1")
     text = msgspec.json.encode(traces.events["chat-1"]).decode().lower()
@@ -101,16 +104,16 @@ async def test_provider_secrets_never_reach_the_trace():
 async def test_the_cassette_answers_by_key_and_refuses_a_changed_request():
     traces = MemoryTraceStore()
     recorder = tracer_on(traces)
-    with recorder.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         await drain(recorder.model(ScriptedModel([text_reply("recorded answer")])), request())
     await recorder.flush("chat-1")
     cassette = Cassette(traces.events["chat-1"])
     player = tracer_on(MemoryTraceStore(), player=cassette)
     replay = player.model(ScriptedModel([]))  # never called: the cassette answers
-    with player.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         got = [e async for e in replay.stream(request())]
     assert got[-1].message.content == "recorded answer"  # type: ignore[union-attr]
-    with player.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         try:
             await drain(replay, request("a changed prompt"))
         except ReplayDivergence:
@@ -119,8 +122,8 @@ async def test_the_cassette_answers_by_key_and_refuses_a_changed_request():
             raise AssertionError("a changed request must diverge")
     (divergence,) = cassette.divergences
     assert "turn:1/teacher#1" in divergence.where  # the second call has no recording
-    with player.enter("chat-1", "turn:1"):
-        player._counters.clear()
+    with entered("chat-1", "turn:1"):
+        player.units.counters.clear()
         try:
             await drain(replay, request("a changed prompt"))
         except ReplayDivergence:
@@ -170,14 +173,14 @@ async def test_a_recording_keeps_no_counters_for_finished_turns():
         assert await flow.say(chat, f"hello {n}") == "stop"
         assert tracer.counters() == 0
     await tracer.flush(chat)
-    calls = [e for e in tracer._traces.events[chat] if isinstance(e, ModelCallEvent)]  # type: ignore[union-attr]
+    calls = [e for e in tracer.recorder.traces.events[chat] if isinstance(e, ModelCallEvent)]  # type: ignore[union-attr]
     assert [c.key for c in calls][:2] == ["turn:1/teacher#0", "turn:2/teacher#0"]
 
 
 def test_the_resumed_transcript_hash_equals_the_whole_one():
     import random
 
-    from backend.server.tracing import TranscriptHasher, digest
+    from backend.tracing.hashing import TranscriptHasher, digest
     from shared_contracts.chat import Message, TextPart
 
     at = FixedClock().now()

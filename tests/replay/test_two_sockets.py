@@ -13,14 +13,15 @@ from pathlib import Path
 import anyio
 
 from backend.agent.offline.tutor import OfflineTutor
+from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.replay import run_replay
+from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores
-from backend.server.tracing import Tracer, is_sync
 from backend.store.fileops import OsFileOps
 from backend.store.record_cache import FileIdentity
+from backend.tracing.player import is_sync
 from shared_contracts.trace import InboundFrameEvent, MarkEvent
 from shared_contracts.trace_blobs import expand_blobs
 from tests.golden.record import learner_frame, recorded_services, settle
@@ -69,7 +70,7 @@ async def record_answer_abort_race(data_dir: Path) -> str:
     fs = GatedReads()
     settings = Settings(data_dir=data_dir)
     stores = build_stores(data_dir, fs=fs)
-    tracer = Tracer.recording(stores, settings)
+    tracer = recording_tracer(stores, settings)
     async with recorded_services(settings, OfflineTutor(), stores, tracer) as services:
         record = await services.chats.create_record()
         a, b = Connection(record.id), Connection(record.id)

@@ -9,8 +9,9 @@ from litestar import WebSocket, websocket
 from litestar.testing import create_test_client
 
 from backend.server.hub import ChatHub
-from backend.server.tracing import Tracer
 from backend.server.ws import PASS_THROUGH_SENDS, server_send
+from backend.tracing.tracer import Tracer
+from backend.tracing.units import entered
 from shared_contracts.frames import Pong, TextDelta
 from shared_contracts.trace import OutboundFrameEvent
 from tests.fakes import MemoryChatStore, MemoryGraphStore, MemoryTraceStore
@@ -51,7 +52,7 @@ async def test_pushed_deltas_are_the_frames_and_trace_of_awaited_ones():
     for fast in (False, True):
         hub, traces, tracer = _hub()
         hub.connect("chat-1")
-        with tracer.enter("chat-1", "turn:1"):
+        with entered("chat-1", "turn:1"):
             await _stream(hub, fast)
         await tracer.flush("chat-1")
         results.append((_queued(hub, "chat-1"), traces.events["chat-1"]))
@@ -67,13 +68,13 @@ async def test_pushed_deltas_are_the_frames_and_trace_of_awaited_ones():
 
 async def test_a_flush_or_another_units_event_starts_a_new_run():
     hub, traces, tracer = _hub()
-    with tracer.enter("chat-1", "turn:1"):
+    with entered("chat-1", "turn:1"):
         push = hub.sink("chat-1").text_deltas("m1")
         push("a")
         await tracer.flush("chat-1")
         push("b")
         push("c")
-        with tracer.enter("chat-1", "job:j1"):  # another unit's frame between two deltas
+        with entered("chat-1", "job:j1"):  # another unit's frame between two deltas
             hub.publish("chat-1", Pong())
         push("d")
     await tracer.flush("chat-1")

@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from backend.core.errors import NotFound
-from backend.server.tracing import Tracer
+from backend.tracing.tracer import Tracer
+from backend.tracing.units import entered
 from shared_contracts.trace import MarkEvent
 from tests.fakes import MemoryChatStore, MemoryTraceStore
 
@@ -30,13 +31,13 @@ async def _fail() -> None:
 async def test_an_access_is_one_counted_mark_either_way():
     tracer = _recorder()
     seen: list[str] = []
-    with tracer.enter("c", "turn:1") as scope:
-        assert await tracer.accessed("c", "read", _read, seen, "x") == "x"
+    with entered("c", "turn:1") as scope:
+        assert await tracer.order.accessed("c", "read", _read, seen, "x") == "x"
         with pytest.raises(NotFound):
-            await tracer.accessed("c", "write", _fail)
-        async with tracer.access("c", "read"):  # the context-manager form, same points
+            await tracer.order.accessed("c", "write", _fail)
+        async with tracer.order.access("c", "read"):  # the context-manager form, same points
             pass
-    marks = [(e.scope, e.mark) for e in tracer._buffers["c"] if isinstance(e, MarkEvent)]
+    marks = [(e.scope, e.mark) for e in tracer.recorder.queued("c") if isinstance(e, MarkEvent)]
     assert marks == [("turn:1", "read"), ("turn:1", "write"), ("turn:1", "read")]
     assert scope.syncs == 3 and seen == ["x"]
 
@@ -44,10 +45,10 @@ async def test_an_access_is_one_counted_mark_either_way():
 async def test_an_access_outside_a_unit_or_of_another_chat_records_nothing():
     tracer = _recorder()
     seen: list[str] = []
-    assert await tracer.accessed("c", "read", _read, seen, "a") == "a"
-    with tracer.enter("other", "turn:1") as scope:
-        assert await tracer.accessed("c", "read", _read, seen, "b") == "b"
-    assert seen == ["a", "b"] and scope.syncs == 0 and not tracer._buffers
+    assert await tracer.order.accessed("c", "read", _read, seen, "a") == "a"
+    with entered("other", "turn:1") as scope:
+        assert await tracer.order.accessed("c", "read", _read, seen, "b") == "b"
+    assert seen == ["a", "b"] and scope.syncs == 0 and not tracer.recorder.chats()
 
 
 async def test_an_access_holds_the_chats_state_and_an_abort_lands_after_it():
@@ -62,15 +63,15 @@ async def test_an_access_holds_the_chats_state_and_an_abort_lands_after_it():
         return "slow"
 
     async def turn(scope_out: list) -> None:
-        with tracer.enter("c", "turn:1"):
+        with entered("c", "turn:1"):
             with anyio.CancelScope() as cancel:
                 scope_out.append(cancel)
-                await tracer.accessed("c", "write", slow)
+                await tracer.order.accessed("c", "write", slow)
                 order.append("after the write")  # not reached: the abort lands first
 
     async def other() -> None:
-        with tracer.enter("c", "job:1"):
-            await tracer.accessed("c", "read", _read, order, "job read")
+        with entered("c", "job:1"):
+            await tracer.order.accessed("c", "read", _read, order, "job read")
 
     scopes: list = []
     async with anyio.create_task_group() as tg:
@@ -84,4 +85,4 @@ async def test_an_access_holds_the_chats_state_and_an_abort_lands_after_it():
         assert order == ["slow in"]  # the job's read waits for the chat's state
         gate.set()
     assert order == ["slow in", "slow out", "job read"]
-    assert tracer.cut_after("c", "turn:1") == 0  # landed right after its sync point 0
+    assert tracer.units.cut_after("c", "turn:1") == 0  # landed right after its sync point 0

@@ -11,7 +11,7 @@ import weakref
 import anyio
 import anyio.lowlevel
 
-from backend.server.tracing_core import SCOPE_VAR, Scope, current_scope
+from backend.tracing.units import SCOPE_VAR, Scope, current_scope
 
 
 async def test_a_finished_units_task_is_freed_without_a_collection():

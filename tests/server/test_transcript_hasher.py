@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from backend.server.tracing import TranscriptHasher, digest
+from backend.tracing.hashing import TranscriptHasher, digest
 from shared_contracts.chat import Message, TextPart
 from tests.fakes import FixedClock
 

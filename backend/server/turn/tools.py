@@ -70,7 +70,9 @@ class ToolRunner:
             turn.add(part)
             await self._observer.tool_ran(turn.chat_id, turn.turn_id, call.arguments, part)
 
-    async def _plan(self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound):
+    async def _plan(
+        self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound
+    ) -> None:
         assert isinstance(args, PlanArgs)
         try:
             before, after = await self._apply_plan(turn.chat_id, args)
@@ -100,7 +102,9 @@ class ToolRunner:
         assert record.plan is not None
         return seen[-1], record.plan
 
-    async def _question(self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound):
+    async def _question(
+        self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound
+    ) -> None:
         if turn.question_asked:
             await self._refuse(turn, part, ONE_QUESTION)
             return

@@ -130,6 +130,7 @@ class Turns:
             with anyio.CancelScope(shield=True):
                 turn, notices = await self._open(chat_id, given, sink)
                 await self._started(turn, notices, given)
+            assert turn is not None  # a shielded scope swallows nothing
             with scope:
                 reason = await self._teach(turn)
             if scope.cancelled_caught:

@@ -8,11 +8,12 @@ import json
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
-from backend.server.replay_cassette import Divergence, udiff
-from backend.server.tracing_core import turn_of
+from backend.replay.divergence import Divergence, udiff
+from backend.tracing.units import turn_of
 from shared_contracts.trace import (
     AnyTraceEvent,
     CheckpointEvent,
@@ -52,9 +53,13 @@ class ReplayResult:
 _SKIP = (ClockEvent, IdEvent)
 
 
-def _slots(events: Sequence[AnyTraceEvent]) -> dict[tuple[str, str, int], AnyTraceEvent]:
+Slot = tuple[str, str, int]
+"""An event's place for comparison: (unit, event type, ordinal of that type in the unit)."""
+
+
+def _slots(events: Sequence[AnyTraceEvent]) -> dict[Slot, AnyTraceEvent]:
     counts: dict[tuple[str, str], int] = defaultdict(int)
-    out: dict[tuple[str, str, int], AnyTraceEvent] = {}
+    out: dict[Slot, AnyTraceEvent] = {}
     for event in events:
         if isinstance(event, _SKIP):
             continue
@@ -65,8 +70,8 @@ def _slots(events: Sequence[AnyTraceEvent]) -> dict[tuple[str, str, int], AnyTra
     return out
 
 
-def _plain(event: AnyTraceEvent) -> dict:
-    data = msgspec.to_builtins(event)
+def _plain(event: AnyTraceEvent) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(event)
     data.pop("seq", None)
     if isinstance(event, ModelCallEvent):
         data.pop("chunks", None)  # timings; the content is in the response and the frames
@@ -108,7 +113,12 @@ def compare(
         result.divergence = min(found, key=lambda d: d.seq)
 
 
-def _divergence(slot, recorded: AnyTraceEvent | None, replayed: AnyTraceEvent | None, seq=None):
+def _divergence(
+    slot: Slot,
+    recorded: AnyTraceEvent | None,
+    replayed: AnyTraceEvent | None,
+    seq: int = 0,
+) -> Divergence:
     scope, tag, n = slot
     where = f"{tag} #{n} of {scope}"
     left, right = _text(recorded), _text(replayed)
@@ -119,7 +129,7 @@ def _divergence(slot, recorded: AnyTraceEvent | None, replayed: AnyTraceEvent | 
             where += f" (template {recorded.template_id}: {old} → {new})"
     else:
         diff = udiff(left, right)
-    return Divergence(recorded.seq if recorded else seq, where, left, right, diff)
+    return Divergence(recorded.seq if recorded is not None else seq, where, left, right, diff)
 
 
 def _text(event: AnyTraceEvent | None) -> str:
@@ -173,7 +183,7 @@ def digest_turns(events: Sequence[AnyTraceEvent]) -> dict[int, TurnDigest]:
 
 
 def diff_sessions(
-    a: Sequence[AnyTraceEvent], b: Sequence[AnyTraceEvent], names=("A", "B")
+    a: Sequence[AnyTraceEvent], b: Sequence[AnyTraceEvent], names: tuple[str, str] = ("A", "B")
 ) -> list[str]:
     """Readable per-turn differences between two traces (empty when the turns agree)."""
     left, right = digest_turns(a), digest_turns(b)

@@ -1,71 +1,77 @@
-"""Recording hooks: chats, turns, steps, prompts, tools, quizzes, jobs, frames."""
+"""What the server tells the recorder at its boundaries: chats, turns, steps, prompts,
+tools, answers, jobs and learner frames (`core.ports.TurnObserver`, and the frames)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
 from backend.core.ports import ChatStore, SystemPrompt
-from backend.server.tracing_core import (
-    SCOPE_VAR,
-    Scope,
-    TranscriptHasher,
-    contained,
-    current_scope,
-    digest,
-    to_json,
-    turn_of,
-)
+from backend.tracing.hashing import GraphHasher, TranscriptHasher, digest, to_json
+from backend.tracing.player import Player
+from backend.tracing.recorder import Recorder, contained
+from backend.tracing.sync import SyncOrder
+from backend.tracing.units import SCOPE_VAR, Scope, Units, current_scope, turn_of
 from shared_contracts.chat import ChatRecord, NoticePart, ToolPart
 from shared_contracts.jobs import Job
 from shared_contracts.plan import PlanTree
 from shared_contracts.trace import (
-    AnyTraceEvent,
     CheckpointEvent,
     InboundFrameEvent,
+    JobPhase,
     JobTraceEvent,
     MarkEvent,
-    OutboundFrameEvent,
     PromptEvent,
     QuizEvent,
+    QuizPhase,
     ToolRunEvent,
 )
 
 
 class TraceHooks:
-    """The recording hooks the server calls at its boundaries (mixed into `Tracer`, whose
-    core supplies buffering, sync points and scopes)."""
+    """The recording hooks; each is a no-op when recording is off, and contained (a
+    failure is logged, never raised)."""
 
-    enabled: bool
-    config: dict[str, str]
-    _chats: ChatStore | None
-    _counters: dict[tuple[str, str, str], int]
-    _transcripts: TranscriptHasher
-    _buffers: dict[str, list[Any]]
-    _emitted: dict[str, int]
-    player: Any
-
-    def count(self, scope: Scope, kind: str) -> int: ...
-    def unit_done(self, chat_id: str, key: str) -> None: ...
-    def cut_after(self, chat_id: str, key: str) -> int: ...
-    def emit(self, chat_id: str, event: AnyTraceEvent) -> None: ...
-    def outbound_delta(self, chat_id: str, message_id: str, text: str) -> None: ...
-    async def sync(
+    def __init__(
         self,
-        scope: Scope,
-        event: AnyTraceEvent | None = None,
-        make: Callable[[], Awaitable[AnyTraceEvent]] | None = None,
-    ) -> None: ...
-    async def _graph_state(self) -> tuple[dict[str, int], str]: ...
+        recorder: Recorder,
+        units: Units,
+        order: SyncOrder,
+        *,
+        chats: ChatStore | None,
+        graph: GraphHasher | None,
+        config: Mapping[str, str],
+        player: Player | None,
+    ) -> None:
+        self._recorder = recorder
+        self._units = units
+        self._order = order
+        self._chats = chats
+        self._graph = graph
+        self.config = dict(config)
+        self._player = player
+        self.transcripts = TranscriptHasher()
+        self.enabled = recorder.enabled and chats is not None
+
+    async def graph_state(self) -> tuple[dict[str, int], str]:
+        """The graph ledgers' line counts and hash now (nothing without a graph)."""
+        if self._graph is None:
+            return {}, ""
+        return await self._graph.state()
+
+    async def _turns(self, chat_id: str) -> int:
+        assert self._chats is not None
+        return (await self._chats.get(chat_id)).turns
+
+    # -- chats and turns --------------------------------------------------------------
 
     @contained
     async def chat_created(self, record: ChatRecord) -> None:
         if not self.enabled:
             return
         # Not flushed: a chat's trace starts with its first turn (an unused chat has none).
-        counts, graph = await self._graph_state()
+        counts, graph = await self.graph_state()
         event = MarkEvent(
             seq=0,
             scope="chat",
@@ -76,20 +82,19 @@ class TraceHooks:
             graph_counts=counts,
             graph_hash=graph,
         )
-        self.emit(record.id, event)
+        self._recorder.emit(record.id, event)
 
     @contained
     async def turn_opening(self, chat_id: str) -> None:
         """At a turn's start (before it draws any time or id): the unit `turn:<n>`."""
         if not self.enabled:
             return
-        record = await self._chats.get(chat_id)  # type: ignore[union-attr]
-        turn = record.turns + 1
+        turn = await self._turns(chat_id) + 1
         scope = Scope.here(chat_id, f"turn:{turn}")
         SCOPE_VAR.set(scope)
 
         async def make() -> MarkEvent:
-            counts, graph = await self._graph_state()
+            counts, graph = await self.graph_state()
             return MarkEvent(
                 seq=0,
                 mark="turn_started",
@@ -99,7 +104,7 @@ class TraceHooks:
                 graph_hash=graph,
             )
 
-        await self.sync(scope, make=make)
+        await self._order.sync(scope, make=make)
 
     @contained
     async def step_starting(self, chat_id: str, turn: int) -> None:
@@ -107,16 +112,15 @@ class TraceHooks:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
-        n = self._counters.get((chat_id, scope.key, "step"), 0)
-        self.count(scope, "step")
-        await self.sync(scope, MarkEvent(seq=0, mark="step", turn=turn, step=n))
+        n = self._units.count(scope, "step")
+        await self._order.sync(scope, MarkEvent(seq=0, mark="step", turn=turn, step=n))
 
     @contained
     async def prompt_rendered(self, chat_id: str, turn: int, prompt: SystemPrompt) -> None:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
-        self.emit(
+        self._recorder.emit(
             chat_id,
             PromptEvent(
                 seq=0,
@@ -143,7 +147,7 @@ class TraceHooks:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
-        self.emit(
+        self._recorder.emit(
             chat_id,
             ToolRunEvent(
                 seq=0,
@@ -160,14 +164,16 @@ class TraceHooks:
             ),
         )
         if part.tool_name in ("quiz", "ask_user_question") and part.state == "input-available":
-            self.emit(chat_id, _quiz_event(scope.key, turn, part, "issued", to_json(part.input)))
+            issued = _quiz_event(scope.key, turn, part, "issued", to_json(part.input))
+            self._recorder.emit(chat_id, issued)
 
     @contained
     async def answer_recorded(self, chat_id: str, turn: int, part: ToolPart) -> None:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
-        self.emit(chat_id, _quiz_event(scope.key, turn, part, "graded", to_json(part.output)))
+        graded = _quiz_event(scope.key, turn, part, "graded", to_json(part.output))
+        self._recorder.emit(chat_id, graded)
 
     @contained
     async def jobs_delivered(self, chat_id: str, turn: int, notices: Sequence[NoticePart]) -> None:
@@ -183,44 +189,44 @@ class TraceHooks:
                 before_call=f"turn:{turn}/teacher#0",
                 detail=notice.tool_call_id or "",
             )
-            await self.sync(scope, event)
+            await self._order.sync(scope, event)
             if notice.job_id:  # a delivered job has finished: it numbers nothing more
-                self.unit_done(chat_id, f"job:{notice.job_id}")
+                self._units.unit_done(chat_id, f"job:{notice.job_id}")
 
     @contained
     async def turn_closed(self, chat_id: str, turn: int) -> None:
         """At a turn's end: hashes of the transcript, the plan tree and the graph, and the
         sync point after which the learner's abort cut the turn (if it landed at one)."""
         scope = current_scope()
-        if not self.enabled or scope is None:
+        if not self.enabled or scope is None or self._chats is None:
             return
-
-        cut = self.cut_after(chat_id, scope.key)
+        cut = self._units.cut_after(chat_id, scope.key)
+        chats = self._chats
 
         async def make() -> CheckpointEvent:
-            record = await self._chats.get(chat_id)  # type: ignore[union-attr]
-            _, graph = await self._graph_state()
+            record = await chats.get(chat_id)
+            _, graph = await self.graph_state()
             return CheckpointEvent(
                 seq=0,
                 turn=turn,
-                transcript_hash=self._transcripts.digest(chat_id, record.messages),
+                transcript_hash=self.transcripts.digest(chat_id, record.messages),
                 plan_hash=digest(record.plan),
                 graph_hash=graph,
                 cut_after_sync=cut,
             )
 
-        await self.sync(scope, make=make)
+        await self._order.sync(scope, make=make)
         # The turn's last model call and step are behind it (its ordinals may go).
-        self.unit_done(chat_id, scope.key)
+        self._units.unit_done(chat_id, scope.key)
 
-    # -- hooks: frames, jobs, extraction ------------------------------------------------
+    # -- learner frames and jobs ------------------------------------------------------
 
     @contained
     async def inbound(self, chat_id: str, raw: str | bytes, unit: str = "learner") -> None:
         """A learner frame as received (before decoding: bad frames are recorded too).
 
         The receiving task becomes the unit `unit` (its socket's, see
-        `Tracer.learner_unit`; older traces: `learner`): what the frame then reads
+        `Units.learner_unit`; older traces: `learner`): what the frame then reads
         (an answer reads its question) is a sync point, and the turn it claims is claimed
         right after one (nothing awaits in between), so a replay orders it as recorded."""
         if not self.enabled:
@@ -231,79 +237,40 @@ class TraceHooks:
 
         async def make() -> InboundFrameEvent:
             try:
-                turn = (await self._chats.get(chat_id)).turns  # type: ignore[union-attr]
+                turn = await self._turns(chat_id)
             except Exception:
                 turn = 0
             return InboundFrameEvent(seq=0, turn=turn, frame=text)
 
-        await self.sync(scope, make=make)
+        await self._order.sync(scope, make=make)
 
-    def outbound(self, chat_id: str, text: str) -> None:
-        """A frame broadcast to the chat's clients (flushed with the next sync point)."""
-        if not self.enabled:
-            return
-        scope = current_scope()
-        key = scope.key if scope is not None and scope.chat_id == chat_id else "server"
-        self.emit(chat_id, OutboundFrameEvent(seq=0, scope=key, turn=turn_of(key), frame=text))
-
-    def text_deltas(self, chat_id: str, message_id: str) -> Callable[[str], None]:
-        """`record(text)`: `outbound_delta(chat_id, message_id, text)` for a unit streaming
-        one message's text, at the cost of an append while its run is the last thing
-        queued for the chat (anything queued after it, or a flush, starts a new one).
-        Only the unit that calls this may record with it: the run is known to be its own."""
-        if not self.enabled:
-            return _ignore
-        run: object = None
-
-        def record(text: str) -> None:
-            nonlocal run
-            queue = self._buffers.get(chat_id)
-            if queue and queue[-1] is run:
-                run.deltas.append(text)  # type: ignore[attr-defined]
-                if self.player is not None:
-                    self._emitted[chat_id] += 1
-                return
-            self.outbound_delta(chat_id, message_id, text)  # starts or joins the run
-            run = self._buffers[chat_id][-1]
-
-        return record
-
-    async def job_starting(self, job: Any) -> None:
+    async def job_starting(self, job: Job) -> None:
         """Replay only: a job about to queue for its slot. If its recording shows it
         cancelled before it started (the server shut down), it is held here until the
         replay's shutdown cancels it (nothing is recorded)."""
-        if self.player is not None:
-            await self.player.stop(f"job:{job.id}", point="start")
+        if self._player is not None:
+            await self._player.stop(f"job:{job.id}", point="start")
 
     async def job_submitted(self, chat_id: str, job_id: str, tool_call_id: str) -> None:
-        await self.job(chat_id, job_id, "submitted", tool_call_id)
+        await self._job(chat_id, job_id, "submitted", tool_call_id)
 
     async def job_finished(self, job: Job) -> None:
-        await self.job(job.chat_id, job.id, "finished", msgspec.json.encode(job).decode())
+        await self._job(job.chat_id, job.id, "finished", msgspec.json.encode(job).decode())
 
     @contained
-    async def job(self, chat_id: str, job_id: str, phase: str, detail: str = "") -> None:
+    async def _job(self, chat_id: str, job_id: str, phase: JobPhase, detail: str = "") -> None:
         scope = current_scope()
         if not self.enabled:
             return
         if scope is None or scope.chat_id != chat_id:
             scope = Scope.here(chat_id, f"job:{job_id}")
         turn = turn_of(scope.key)
-        event = JobTraceEvent(seq=0, job_id=job_id, phase=phase, turn=turn, detail=detail)  # type: ignore[arg-type]
-        await self.sync(scope, event)
+        event = JobTraceEvent(seq=0, job_id=job_id, phase=phase, turn=turn, detail=detail)
+        await self._order.sync(scope, event)
 
 
-def _ignore(text: str) -> None:
-    """A disabled tracer's `text_deltas` recorder."""
-
-
-def _quiz_event(scope: str, turn: int, part: ToolPart, phase: str, detail: str) -> QuizEvent:
+def _quiz_event(scope: str, turn: int, part: ToolPart, phase: QuizPhase, detail: str) -> QuizEvent:
     """A question's trace event: issued (its input) or graded (its output)."""
     return QuizEvent(
-        seq=0,
-        scope=scope,
-        turn=turn,
-        tool_call_id=part.tool_call_id,
-        phase=phase,  # type: ignore[arg-type]
-        detail=detail,
+        seq=0, scope=scope, turn=turn, tool_call_id=part.tool_call_id, phase=phase, detail=detail
     )

@@ -3,63 +3,40 @@ and the divergences it meets (with readable diffs)."""
 
 from __future__ import annotations
 
-import difflib
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 import anyio
-import msgspec
 
-from backend.core.errors import ModelError
-from backend.server.replay_shutdown import shutdown_plan
-from backend.server.tracing_core import (
-    ReplayDivergence,
-    is_abort,
-    is_sync,
-    request_hash,
-    turn_of,
-    was_cancelled,
+from backend.replay.divergence import Divergence, request_text, udiff
+from backend.replay.recording import (
+    abort_frames,
+    cancellations,
+    fork_seq_of,
+    in_flight_text,
+    open_turn,
+    recorded_config,
+    timed_out,
 )
+from backend.replay.shutdown import shutdown_plan
+from backend.tracing.hashing import request_hash
+from backend.tracing.player import ReplayDivergence, is_sync
+from backend.tracing.units import turn_of
 from shared_contracts.model_io import ModelRequest
 from shared_contracts.trace import (
     AnyTraceEvent,
     CheckpointEvent,
     ClockEvent,
     IdEvent,
-    InboundFrameEvent,
-    JobTraceEvent,
-    MarkEvent,
     ModelCallEvent,
-    OutboundFrameEvent,
     TimedChunk,
 )
 
-PRETTY = msgspec.json.Encoder(order="sorted")
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """Where a replay first differs: the recorded event (by seq) and both versions."""
-
-    seq: int
-    where: str
-    recorded: str
-    replayed: str
-    diff: str
-
-    def render(self) -> str:
-        return (
-            f"FIRST DIVERGENCE at recorded event #{self.seq}: {self.where}\n"
-            f"--- recorded\n{clip(self.recorded)}\n"
-            f"+++ replayed\n{clip(self.replayed)}\n"
-            f"diff:\n{self.diff}"
-        )
-
 
 class Cassette:
-    """The `tracing.Player` of a recording: values by unit and ordinal, and the sync gate."""
+    """The replay's `Player` (`backend.tracing.player`): a recording's values by unit and
+    ordinal, and the sync gate."""
 
     def __init__(self, events: Sequence[AnyTraceEvent], fork_turn: int | None = None) -> None:
         self.clocks: dict[tuple[str, int], datetime] = {}
@@ -73,7 +50,7 @@ class Cassette:
         self.failed = anyio.Event()
         self.changed = anyio.Event()
         self.fork_turn = fork_turn
-        self.fork_seq = _fork_seq(events, fork_turn)
+        self.fork_seq = fork_seq_of(events, fork_turn)
         counts: dict[tuple[str, str], int] = defaultdict(int)
         pending: list[tuple[int, str]] = []
         for event in events:
@@ -94,22 +71,26 @@ class Cassette:
         self.pending = sorted(pending)
         self._done: set[int] = set()
         self.closed = False
-        self.aborts, self.shutdown_cuts = _cancellations(events, self.fork_seq)
-        self.timeouts = _timed_out(events, self.fork_seq)
+        self.aborts, self.shutdown_cuts = cancellations(events, self.fork_seq)
+        self.timeouts = timed_out(events, self.fork_seq)
         """Job calls cut by the job's timeout (the job then failed, "timed out")."""
         for key in self.timeouts:
             self.shutdown_cuts.pop(key, None)
         self._reached: set[str] = set()
-        self.ends_inside_turn = _open_turn(events, self.fork_seq)
+        self.ends_inside_turn = open_turn(events, self.fork_seq)
         """The turn the recording ends inside (the server stopped mid-turn), else 0."""
-        self._tail = _in_flight_text(events, self.ends_inside_turn)
+        self._tail = in_flight_text(events, self.ends_inside_turn)
         self.unrecorded: dict[str, ModelCallEvent] = {}
         """Calls the recording ends inside, never written: what the replay gives them."""
         self.held: set[str] = set()
         """Units held where their recording ends (a sync point or a call it never got past)."""
         self.shutdown = (
             shutdown_plan(
-                events, _config(events), self.shutdown_cuts, _abort_frames(events), self.aborts
+                events,
+                recorded_config(events),
+                self.shutdown_cuts,
+                abort_frames(events),
+                self.aborts,
             )
             if fork_turn is None
             else None
@@ -322,149 +303,3 @@ class Cassette:
         )
         self.failed.set()
         self._notify()
-
-
-def _config(events: Sequence[AnyTraceEvent]) -> dict[str, str]:
-    """The recorded session's config (its first turn's)."""
-    return next(
-        (e.config for e in events if isinstance(e, MarkEvent) and e.mark == "turn_started"), {}
-    )
-
-
-def _abort_frames(events: Sequence[AnyTraceEvent]) -> list[int]:
-    return [e.seq for e in events if isinstance(e, InboundFrameEvent) and is_abort(e.frame)]
-
-
-def _fork_seq(events: Sequence[AnyTraceEvent], fork_turn: int | None) -> int:
-    if fork_turn is None:
-        return 1 << 62
-    for event in events:
-        if (
-            isinstance(event, MarkEvent)
-            and event.mark == "turn_started"
-            and event.turn >= fork_turn
-        ):
-            return event.seq
-    return 1 << 62
-
-
-def _cancellations(
-    events: Sequence[AnyTraceEvent], fork_seq: int
-) -> tuple[dict[int, str], dict[str, int]]:
-    """Where each recorded cancellation came from: `aborts` maps a learner abort frame (by
-    seq) to the model call it cut; `shutdown_cuts` maps a call cut with no abort to cut it
-    (the server stopped mid-turn) to its turn. An abort cut the call of the turn it
-    reached: the first abort frame recorded after the turn began and before the call's
-    end, not already taken by an earlier cut."""
-    aborts: dict[int, str] = {}
-    shutdown: dict[str, int] = {}
-    frames: list[int] = []
-    started: dict[int, int] = {}
-    for event in events:
-        if event.seq >= fork_seq:
-            break
-        if isinstance(event, InboundFrameEvent) and is_abort(event.frame):
-            frames.append(event.seq)
-        elif isinstance(event, MarkEvent) and event.mark == "turn_started":
-            started[event.turn] = event.seq
-        elif isinstance(event, ModelCallEvent) and was_cancelled(event):
-            begun = started.get(turn_of(event.scope), -1)
-            mine = [s for s in frames if begun < s < event.seq and s not in aborts]
-            if mine and turn_of(event.scope):
-                aborts[mine[0]] = event.key
-            else:
-                shutdown[event.key] = turn_of(event.scope)
-    return aborts, shutdown
-
-
-def _timed_out(events: Sequence[AnyTraceEvent], fork_seq: int) -> set[str]:
-    """Keys of the job calls a job's timeout cut: the last cancelled call of each job whose
-    recorded end is a failure "timed out"."""
-    cut: dict[str, str] = {}
-    timed_out: set[str] = set()
-    for event in events:
-        if event.seq >= fork_seq:
-            break
-        if isinstance(event, ModelCallEvent) and was_cancelled(event):
-            if event.scope.startswith("job:"):
-                cut[event.scope.removeprefix("job:")] = event.key
-        elif isinstance(event, JobTraceEvent) and event.phase == "finished":
-            try:
-                job = msgspec.json.decode(event.detail)
-            except msgspec.DecodeError:
-                continue
-            if isinstance(job, dict) and str(job.get("error", "")).startswith("timed out"):
-                timed_out.add(event.job_id)
-    return {key for job, key in cut.items() if job in timed_out}
-
-
-def _open_turn(events: Sequence[AnyTraceEvent], fork_seq: int) -> int:
-    """The last turn begun and never checkpointed (the recording ends inside it), else 0."""
-    last, checkpointed = 0, set()
-    for event in events:
-        if event.seq >= fork_seq:
-            break
-        if isinstance(event, MarkEvent) and event.mark == "turn_started":
-            last = event.turn
-        elif isinstance(event, CheckpointEvent):
-            checkpointed.add(event.turn)
-    return last if last and last not in checkpointed else 0
-
-
-def _in_flight_text(events: Sequence[AnyTraceEvent], turn: int) -> tuple[int, list[str]] | None:
-    """(a seq for it, the streamed texts) of the call turn `turn` was in when the recording
-    ended: the unit's `text_delta` frames after its last recorded call."""
-    if not turn:
-        return None
-    unit = f"turn:{turn}"
-    texts: list[str] = []
-    seq = 0
-    for event in events:
-        if event.scope != unit:
-            continue
-        seq = event.seq
-        if isinstance(event, ModelCallEvent):
-            texts = []
-        elif isinstance(event, OutboundFrameEvent) and '"text_delta"' in event.frame:
-            frame = msgspec.json.decode(event.frame)
-            texts.append(frame.get("delta", "") if isinstance(frame, dict) else "")
-    return seq, texts
-
-
-class NoLiveModel:
-    """The teacher of a strict replay: every call must come from the cassette."""
-
-    name = "replay"
-
-    def stream(self, request: ModelRequest):
-        raise ModelError("a strict replay makes no live model calls")
-
-
-def request_text(request: ModelRequest) -> str:
-    """A model request as readable lines (for a divergence's diff)."""
-    lines = [f"role: {request.role}  tools: {', '.join(t.name for t in request.tools)}"]
-    for message in request.messages:
-        lines.append(
-            f"[{message.role}{' ' + message.tool_call_id if message.tool_call_id else ''}]"
-        )
-        lines.extend(message.content.splitlines() or [""])
-        for call in message.tool_calls:
-            lines.append(f"  -> {call.name}({call.arguments}) {call.id}")
-    if request.response_schema is not None:
-        lines.append("response_schema: " + PRETTY.encode(request.response_schema).decode())
-    return "\n".join(lines)
-
-
-def udiff(a: str, b: str, label: str = "event") -> str:
-    """A unified diff of recorded `a` and replayed `b` (or a note that no line differs)."""
-    lines = difflib.unified_diff(
-        a.splitlines(), b.splitlines(), f"recorded {label}", f"replayed {label}", lineterm="", n=2
-    )
-    return "\n".join(lines) or "(no line differences)"
-
-
-def clip(text: str, limit: int = 3000) -> str:
-    """`text`, cut at `limit` characters with a note of how much was left out."""
-    return (
-        text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
-    )

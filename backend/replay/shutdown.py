@@ -1,7 +1,7 @@
 """Where a recorded shutdown stopped each unit, so a replay can shut down at the same point.
 
 A recorder that writes a shutdown's cancellation paths in full (its `config` says so:
-`tracing_roles.SHUTDOWN_KEY`) leaves, for every unit the shutdown cut, the events it
+`backend.tracing.player.SHUTDOWN_KEY`) leaves, for every unit the shutdown cut, the events it
 recorded before the cut and then its cancellation path (a job: its `finished_at` clock and
 the write settling its part; a turn: its last write, checkpoint and `turn_finished`). The
 cut is where the unit then was:
@@ -24,14 +24,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from backend.server.tracing_core import (
-    is_abort,
-    is_session_end,
-    is_sync,
-    is_turn_unit,
-    turn_of,
-)
-from backend.server.tracing_roles import SHUTDOWN_KEY, SHUTDOWN_RECORDED
+from backend.tracing.player import SHUTDOWN_KEY, SHUTDOWN_RECORDED, is_sync
+from backend.tracing.units import is_abort, is_session_end, is_turn_unit, turn_of
 from shared_contracts.trace import (
     AnyTraceEvent,
     CheckpointEvent,
