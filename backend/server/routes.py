@@ -40,7 +40,7 @@ ERRORS = {
 BAD_BODY = {400: ResponseSpec(ErrorBody, description="invalid body")}
 TRACE_ERRORS = {
     **ERRORS,
-    409: ResponseSpec(ErrorBody, description="a turn is running or a question is open"),
+    409: ResponseSpec(ErrorBody, description="a turn is running"),
 }
 
 
@@ -93,7 +93,7 @@ async def get_job(request: Request, job_id: PathId) -> Job:
 
 @get("/api/chats/{chat_id:str}/trace", responses=TRACE_ERRORS)
 async def get_trace(request: Request, chat_id: PathId) -> list[AnyTraceEvent]:
-    """The session's trace — only while no question is open: model requests carry quiz keys."""
+    """The session's trace (an open question's key withheld); not while a turn runs."""
     return await _services(request).trace(require_id(chat_id, "chat id"))
 
 

@@ -24,8 +24,9 @@ from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext
 from backend.agent.jobs.runner import JobRunner, create_job_runner
 from backend.agent.tool_specs import decode_tool_args
 from backend.core.errors import Busy, ToolError
-from backend.core.pending import pending_question
+from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
+from backend.core.trace_views import without_key
 from backend.server.chats import ChatService
 from backend.server.graph_service import ExtractionService, GraphReader
 from backend.server.hub import ChatHub
@@ -160,15 +161,16 @@ class Services:
         return await self.stores.jobs.get(job_id)
 
     async def trace(self, chat_id: str) -> list[AnyTraceEvent]:
-        """The session's trace — only while no question is open: model requests carry quiz
-        keys."""
+        """The session's trace; while a question is open, without that question's key
+        (`core.trace_views`). Refused while a turn runs: it may be asking a question that
+        is not open yet. The record is read after the trace, so it is at least as new."""
+        events = await self.stores.traces.read(chat_id)
         record = await self.stores.chats.get(chat_id)
-        if self.turns.is_running(chat_id) or pending_question(record) is not None:
-            raise Busy(
-                "the trace holds answer keys: it is available once the running turn ends"
-                " and the open question is answered"
-            )
-        return await self.stores.traces.read(chat_id)
+        if self.turns.is_running(chat_id):
+            raise Busy("a turn is running: its trace is available once it ends")
+        pending = pending_question(record)
+        found = find_tool_part(record, pending.tool_call_id) if pending is not None else None
+        return events if found is None else without_key(events, found[2])
 
     # -- background results -----------------------------------------------------------
 

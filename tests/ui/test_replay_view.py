@@ -395,5 +395,5 @@ def test_loading_another_session_forgets_the_last_one():
 def test_trace_problems_say_what_to_do():
     assert trace_problem("c1", ApiError("x", 404)) == "There is no session “c1”."
     held = trace_problem("c1", ApiError("the API answered 409: …", 409))
-    assert "open question" in held and "reload" in held
+    assert "turn is running" in held and "reload" in held
     assert trace_problem("c1", ApiError("cannot reach the API", 0)) == "cannot reach the API"

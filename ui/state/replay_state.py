@@ -28,11 +28,8 @@ def trace_problem(chat_id: str, error: api.ApiError) -> str:
     """What the page says when the trace could not be fetched."""
     if error.status == 404:
         return f"There is no session “{chat_id}”."
-    if error.status == 409:  # the server holds the trace back: it carries answer keys
-        return (
-            "This session has an open question or a running turn, and its trace holds the"
-            " answer keys: answer the question in the session, then reload this page."
-        )
+    if error.status == 409:  # a turn is running: it may be asking a question right now
+        return "A turn is running in this session: reload this page once it has ended."
     return str(error)
 
 
