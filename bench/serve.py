@@ -1,8 +1,8 @@
 """Benchmark servers, one per process: `python -m bench.serve KIND [options]`.
 
-Every WebSocket server runs on the project's own uvicorn config (`backend.cli.uvicorn_config`:
-websockets-sansio, 64 KiB inbound limit, no permessage-deflate), so floors and subjects
-differ only in the app. Kinds:
+Every WebSocket server runs on the project's own uvicorn config
+(`backend.cli.serving.uvicorn_config`: websockets-sansio, 64 KiB inbound limit, no
+permessage-deflate), so floors and subjects differ only in the app. Kinds:
 
 - `echo`      bare ASGI WebSocket echo; `push N` sends N token-sized frames, then `done`
 - `app`       the real Litestar app (`create_app`) with the instant model, or with
@@ -265,7 +265,7 @@ def control(stop: Any) -> None:
 def serve_uvicorn(app: Any) -> None:
     import uvicorn
 
-    from backend.cli import bind, uvicorn_config
+    from backend.cli.serving import bind, uvicorn_config
 
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn_config(app))

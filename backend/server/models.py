@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import anyio
-
 from backend.agent.extraction.auditor import create_auditor
 from backend.agent.extraction.extractor import create_extractor
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
@@ -27,7 +25,6 @@ from backend.agent.offline.tutor import OfflineTutor
 from backend.core.ports import ChatModel
 from backend.server.settings import Settings
 from backend.tracing.player import SHUTDOWN_KEY, SHUTDOWN_RECORDED
-from shared_contracts.model_io import ModelMessage, ModelRequest
 
 ModelFactory = Callable[[str], ChatModel]
 """A model for a litellm model string."""
@@ -122,21 +119,3 @@ def role_config(settings: Settings) -> dict[str, str]:
         # events): a replay of it shuts down where the recording did.
         SHUTDOWN_KEY: SHUTDOWN_RECORDED,
     }
-
-
-def check_model(settings: Settings) -> tuple[bool, str]:
-    """A one-token call to the teacher model (for `harness doctor`)."""
-    model = LitellmChatModel(settings.model or "", max_attempts=1, timeout=15)
-    request = ModelRequest(
-        role="teacher", messages=[ModelMessage(role="user", content="Say OK.")], max_tokens=5
-    )
-
-    async def ping() -> str:
-        async for _ in model.stream(request):
-            pass
-        return "answered"
-
-    try:
-        return True, anyio.run(ping)
-    except Exception as exc:
-        return False, str(exc)[:200]

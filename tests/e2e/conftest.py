@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend.server.ui_launcher import start_ui
+from backend.cli.ui import start_ui
 from tests.e2e.hostile import write_hostile_chat
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import httpx
 import uvicorn
 
-from backend.cli import uvicorn_config
+from backend.cli.serving import uvicorn_config
 from backend.server.app import create_app
 from backend.server.settings import Settings
 from shared_contracts.frames import JobFrame, Plan, TurnFinished

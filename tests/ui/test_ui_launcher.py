@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.server.ui_launcher import ui_command
+from backend.cli.ui import ui_command
 
 
 def test_prod_single_port_on_loopback_with_node_first_on_path():

@@ -1,0 +1,83 @@
+"""The data dir, checked before a command touches it, and the commands that read it:
+`harness graph` and `harness verify`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from backend.cli.errors import CliError
+
+if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
+    from shared_contracts.graph import GraphStats
+
+
+def _not_a_file(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise CliError(f"LH_DATA_DIR {path} is a file, not a directory; point it elsewhere")
+
+
+def writable_data_dir(path: Path) -> Path:
+    """`path`, created if missing; a CliError when the server could not write there."""
+    import tempfile
+
+    _not_a_file(path)
+    verb = "written" if path.is_dir() else "created"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as exc:
+        raise CliError(
+            f"the data dir {path} cannot be {verb} ({exc.strerror});"
+            " set LH_DATA_DIR to a directory you can write"
+        ) from None
+    return path
+
+
+def existing_data_dir(path: Path) -> Path:
+    """`path` when it holds data to read; reading commands never create it."""
+    _not_a_file(path)
+    if not path.is_dir():
+        raise CliError(
+            f"there is no data dir at {path.resolve()} (LH_DATA_DIR): nothing recorded"
+            " there yet. Take a lesson with `harness run`, or point LH_DATA_DIR at your data"
+        )
+    return path
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    import anyio
+
+    from backend.server.graph_service import GraphReader
+    from backend.server.settings import load_settings
+    from backend.server.stores import read_graph
+
+    settings = load_settings()
+    data_dir = existing_data_dir(settings.data_dir)
+
+    # reads only: a torn or corrupt tail stays for `verify` to report
+    async def stats() -> GraphStats:
+        return (await GraphReader(read_graph(data_dir)).snapshot()).stats
+
+    s = anyio.run(stats)
+    print(f"nodes {s.nodes}  edges {s.edges}  events {s.events}  sessions {s.sessions}")
+    for state, count in sorted(s.by_state.items()):
+        print(f"  {state:<14}{count}")
+    if s.unattributed_probes:
+        print(f"  unattributed probes: {s.unattributed_probes}")
+    if not s.nodes:
+        print("the graph is empty: a lesson adds to it (`harness run`, then take one)")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from backend.server.settings import load_settings
+    from backend.server.stores import verify
+
+    settings = load_settings()
+    problems = verify(existing_data_dir(settings.data_dir))
+    for problem in problems:
+        print(problem)
+    print(f"verify: {len(problems)} problem(s) in {settings.data_dir}")
+    return 1 if problems else 0

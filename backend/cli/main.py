@@ -1,0 +1,151 @@
+"""`harness`: the parser, and one line of the settings for `--help`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from backend.cli.data import cmd_graph, cmd_verify
+from backend.cli.doctor import MODEL_PROBE_SECONDS, cmd_doctor
+from backend.cli.errors import CliError
+from backend.cli.replaying import cmd_replay
+from backend.cli.serving import cmd_run, cmd_serve
+
+Command = Callable[[argparse.Namespace], int]
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_LOG", "ERROR")
+
+SETTINGS_HELP = """settings (environment, or a .env file in the current directory):
+  LH_MODEL                  litellm model string for the teacher (unset: offline tutor)
+  LH_EXTRACTOR_MODEL, LH_AUDITOR_MODEL, LH_SUBAGENT_MODEL
+                            per-role models (default LH_MODEL)
+  LH_DATA_DIR               root of chats/ graph/ jobs/ traces/ (./data)
+  LH_API_HOST, LH_API_PORT  API bind (127.0.0.1, 8100)
+  LH_UI_PORT                Reflex UI port (3000)
+  LH_EVERY_N_QUIZ_ANSWERS   extraction trigger threshold (3)
+  LH_API_TOKEN              when set, HTTP and WebSocket clients must carry it
+  provider keys are litellm's own variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+
+start here: `harness run`, then open the UI address it prints."""
+
+COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
+    (
+        "serve",
+        "the API alone",
+        "Binds LH_API_HOST:LH_API_PORT (default 127.0.0.1:8100) and keeps its data in"
+        "\nLH_DATA_DIR (created if missing). Ctrl-C stops it.",
+        cmd_serve,
+    ),
+    (
+        "run",
+        "API + Reflex UI together",
+        "The API as `serve`, and the UI on http://127.0.0.1:LH_UI_PORT (default 3000)."
+        "\nThe first start compiles the UI (about a minute). Ctrl-C stops both.",
+        cmd_run,
+    ),
+    (
+        "graph",
+        "graph stats",
+        "Nodes by state, edges, events and sessions of the knowledge graph in LH_DATA_DIR.",
+        cmd_graph,
+    ),
+    (
+        "doctor",
+        "config, model reachability, data-dir health",
+        "Prints the settings in effect, asks the configured model for one token (up to"
+        f"\n{MODEL_PROBE_SECONDS} s) and checks the data dir. Exit 0 when all is well, else 1.",
+        cmd_doctor,
+    ),
+    (
+        "verify",
+        "decode every record and ledger line, check invariants",
+        "Reads LH_DATA_DIR without writing. Exit 0 when sound, 1 with one line per problem.",
+        cmd_verify,
+    ),
+    (
+        "replay",
+        "re-run a recorded session strictly, fork it, or diff two",
+        "harness replay CHAT_ID                          exit 0 when identical, else 1 and"
+        "\n                                                the first divergence"
+        "\nharness replay CHAT_ID --from-turn N --model M  strict before turn N, then live"
+        "\n                                                on M: a new chat in LH_DATA_DIR"
+        "\nharness replay diff A B                         per-turn differences (exit 1 if any)"
+        "\n\nA chat id is a file name in LH_DATA_DIR/traces without .jsonl (chat-…).",
+        cmd_replay,
+    ),
+)
+"""(name, summary, details, function) of each command, in `--help` order."""
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="harness",
+        description="The Learning Harness: a tutor's API and UI, and tools over its data.",
+        epilog=SETTINGS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, summary, details, fn in COMMANDS:
+        cmd = sub.add_parser(
+            name,
+            help=summary,
+            description=f"{summary}.\n\n{details}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        cmd.set_defaults(fn=fn)
+        if name == "replay":
+            _replay_arguments(cmd)
+    return top
+
+
+def _replay_arguments(replay: argparse.ArgumentParser) -> None:
+    replay.add_argument("ids", nargs="+", metavar="CHAT_ID", help="a chat id, or: diff A B")
+    replay.add_argument(
+        "--from-turn", type=int, metavar="N", help="fork: strict before turn N, then live"
+    )
+    replay.add_argument(
+        "--model", metavar="M", help="the fork's teacher: a litellm model string or offline"
+    )
+    replay.add_argument(
+        "--template", metavar="FILE", help="replay with this teacher prompt template file"
+    )
+
+
+def _logging(level: str = "INFO") -> None:
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
+    )
+
+
+def _export_dotenv_provider_keys() -> None:
+    """litellm reads its keys (OPENAI_API_KEY, ...) from the environment only; a key written
+    in `.env` next to the LH_ settings must reach it too. The environment still wins."""
+    from backend.server.settings import SettingsError, read_dotenv
+
+    try:
+        values = read_dotenv(Path(".env"))
+    except SettingsError:
+        return  # load_settings reports the bad line
+    for name, (value, _) in values.items():
+        if not name.startswith("LH_"):
+            os.environ.setdefault(name, value)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from backend.server.settings import SettingsError
+
+    args = parser().parse_args(argv)
+    # the servers log their work; the one-shot tools print only their answer
+    _logging("INFO" if args.command in ("serve", "run") else "WARNING")
+    _export_dotenv_provider_keys()
+    try:
+        fn: Command = args.fn
+        return fn(args)
+    except (CliError, SettingsError) as exc:
+        print(f"harness {args.command}: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,131 @@
+"""`harness serve` (the API) and `harness run` (API + UI): ports bound before anything
+starts, the project's uvicorn settings."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import socket
+from typing import TYPE_CHECKING, Any
+
+from backend.cli.data import writable_data_dir
+from backend.cli.doctor import warn_missing_keys
+from backend.cli.errors import CliError, PortInUse
+
+if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
+    import uvicorn
+
+MAX_INBOUND_WS_BYTES = 64 * 1024
+
+
+def bind(host: str, port: int, setting: str = "LH_API_PORT") -> socket.socket:
+    """Bind before starting anything, so a busy port is a clear message, not a traceback."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(
+                f"harness: port {port} on {host} is already in use — stop the other process"
+                f" or choose another port ({setting})."
+            ) from None
+        raise SystemExit(
+            f"harness: cannot bind {host}:{port}: {exc.strerror} (check LH_API_HOST, {setting})"
+        ) from None
+    return sock
+
+
+def uvicorn_config(app: Any, **extra: Any) -> uvicorn.Config:
+    """The project's uvicorn settings for an ASGI `app` (`extra`: more `Config` options)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        ws="websockets-sansio",
+        ws_max_size=MAX_INBOUND_WS_BYTES,
+        ws_per_message_deflate=False,
+        lifespan="on",
+        log_level="warning",
+        **extra,
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from backend.server.app import create_app
+    from backend.server.settings import load_settings
+
+    settings = load_settings()
+    writable_data_dir(settings.data_dir)
+    sock = bind(settings.api_host, settings.api_port)
+    host, port = sock.getsockname()[:2]
+    label = "offline tutor" if settings.offline else settings.model_label
+    if not settings.offline:
+        warn_missing_keys(settings)
+    print(f"harness API on http://{host}:{port} ({label}; data in {settings.data_dir})", flush=True)
+    uvicorn.Server(uvicorn_config(create_app(settings))).run(sockets=[sock])
+    return 0
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so `finally` blocks stop the child processes."""
+    raise SystemExit(128 + signum)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    import uvicorn
+
+    from backend.cli.ui import LOOPBACK, start_ui
+    from backend.server.app import create_app
+    from backend.server.settings import load_settings
+
+    settings = load_settings()
+    if settings.api_host not in (LOOPBACK, "localhost"):
+        raise CliError(
+            f"LH_API_HOST={settings.api_host}: `harness run` serves the UI on {LOOPBACK}"
+            " only; unset LH_API_HOST, or use `harness serve` to expose the API alone"
+        )
+    if settings.ui_port == 0:
+        raise CliError("LH_UI_PORT=0: `harness run` needs a fixed UI port to print; pick one")
+    writable_data_dir(settings.data_dir)
+    api_sock = bind(settings.api_host, settings.api_port)
+    bind(settings.api_host, settings.ui_port, "LH_UI_PORT").close()  # fail early if taken
+    if not settings.offline:
+        warn_missing_keys(settings)
+    api_host, api_port = api_sock.getsockname()[:2]
+    api_url = f"http://{api_host}:{api_port}"
+    server = uvicorn.Server(uvicorn_config(create_app(settings)))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [api_sock]}, daemon=True)
+    thread.start()
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    ui = start_ui(
+        api_url=api_url,
+        ui_port=settings.ui_port,
+        host=settings.api_host,
+        api_token=settings.api_token,
+    )
+    label = "offline tutor" if settings.offline else settings.model_label
+    print(
+        f"harness: API {api_url} · UI http://{settings.api_host}:{settings.ui_port}"
+        f" ({label}). The first start compiles the UI (about a minute). Ctrl-C stops both.",
+        flush=True,
+    )
+    try:
+        return ui.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if ui.poll() is None:
+            ui.terminate()
+            try:
+                ui.wait(timeout=10)
+            except Exception:
+                ui.kill()
+        server.should_exit = True
+        thread.join(timeout=10)
