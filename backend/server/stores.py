@@ -5,7 +5,6 @@ index, or rows searched by PostgreSQL's full-text search."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from backend.store.errors import (
     SchemaTooNew,
 )
 from backend.store.file_material_store import FileMaterialStore
-from backend.store.fileops import CrashingFileOps, FileOps, OsFileOps
+from backend.store.fileops import FileOps, OsFileOps
 from backend.store.json_chat_store import CHAT_CACHE_BYTES, JsonChatStore
 from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
 from backend.store.jsonl_graph_store import JsonlGraphStore
@@ -69,10 +68,6 @@ __all__ = [
     "verify_database_at",
 ]
 
-FAULT_CRASH_ENV = "LH_FAULT_CRASH_AT"
-"""TEST-ONLY: `op[@path-fragment]:n` makes the process exit abruptly at that file operation
-(see `CrashingFileOps`); used by the crash-recovery suite, never set in production."""
-
 
 @dataclass(frozen=True)
 class Stores:
@@ -90,7 +85,7 @@ class Stores:
 def build_stores(data_dir: Path, *, fs: FileOps | None = None) -> Stores:
     """File stores under `data_dir` (created if missing; torn ledger tails and stray temp
     files are cleaned here). `fs` lets fault-injection tests replace the OS calls."""
-    fs = fs or _default_fileops()
+    fs = fs or OsFileOps()
     data_dir = Path(data_dir)
     materials = FileMaterialStore(data_dir, fs)
     return Stores(
@@ -106,13 +101,7 @@ def build_stores(data_dir: Path, *, fs: FileOps | None = None) -> Stores:
 def read_graph(data_dir: Path) -> GraphStore:
     """The graph ledgers under `data_dir` for reading only: nothing on disk changes (a torn
     tail is left for `harness verify` to report and the server to repair)."""
-    return JsonlGraphStore(Path(data_dir), _default_fileops(), read_only=True)
-
-
-def _default_fileops() -> FileOps:
-    """The OS; wrapped in the test-only crash hook when `LH_FAULT_CRASH_AT` is set."""
-    spec = os.environ.get(FAULT_CRASH_ENV, "").strip()
-    return CrashingFileOps.from_spec(spec) if spec else OsFileOps()
+    return JsonlGraphStore(Path(data_dir), OsFileOps(), read_only=True)
 
 
 def verify(data_dir: Path) -> list[str]:

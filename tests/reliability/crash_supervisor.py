@@ -79,10 +79,10 @@ async def _drive_until_exit(server: ServerProcess, chat: str, stats, seed: int, 
 
 
 def crash_at(data_dir: Path, point: str, seed: int, extra_env: dict[str, str]) -> CrashReport:
-    """Run a server with `LH_FAULT_CRASH_AT=point` until it dies there, restart, check, and
+    """Run a server that crashes at `point` until it dies there, restart, check, and
     prove the restarted server still completes a turn."""
     report = CrashReport()
-    server = ServerProcess(data_dir, {"LH_FAULT_CRASH_AT": point, **extra_env}).start()
+    server = ServerProcess(data_dir, extra_env, crash_at=point).start()
     chat = new_chat(server.url)
     report.chats.append(chat)
     code = asyncio.run(_drive_until_exit(server, chat, report.stats, seed, limit=20.0))

@@ -39,10 +39,13 @@ def run_verify(data_dir: Path) -> tuple[int, str]:
 
 @dataclass
 class ServerProcess:
-    """One `harness serve`; `start` waits for /healthz, `kill` is SIGKILL by pid."""
+    """One `harness serve`; `start` waits for /healthz, `kill` is SIGKILL by pid. With
+    `crash_at` (`op[@path]:n`), the same server with a crashing `FileOps` injected
+    (`crash_server`): it dies at that file operation."""
 
     data_dir: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    crash_at: str = ""
     proc: subprocess.Popen | None = None
     url: str = ""
     log_path: Path | None = None
@@ -50,8 +53,11 @@ class ServerProcess:
     def start(self, timeout: float = 30.0) -> ServerProcess:
         self.log_path = self.data_dir.parent / f"server-{time.monotonic_ns()}.log"
         log = self.log_path.open("w")
+        command = [HARNESS, "serve"]
+        if self.crash_at:
+            command = [sys.executable, "-m", "tests.reliability.crash_server", self.crash_at]
         self.proc = subprocess.Popen(
-            [HARNESS, "serve"],
+            command,
             env=harness_env(self.data_dir, **self.extra_env),
             stdout=subprocess.PIPE,
             stderr=log,

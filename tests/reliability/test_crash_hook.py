@@ -1,4 +1,4 @@
-"""The test-only crash hook (`LH_FAULT_CRASH_AT` → `CrashingFileOps`) parses its spec and
+"""The test-only crash hook (`CrashingFileOps`, injected by `crash_server`) parses its spec and
 kills a process at exactly the named file operation."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from backend.store.fileops import CRASH_EXIT_CODE, CrashingFileOps
+from tests.reliability.crashing_fileops import CRASH_EXIT_CODE, CrashingFileOps
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def _run(tmp_path, spec: str, body: str) -> subprocess.CompletedProcess:
     script = textwrap.dedent(
         f"""
         import os
-        from backend.store.fileops import CrashingFileOps
+        from tests.reliability.crashing_fileops import CrashingFileOps
         fs = CrashingFileOps.from_spec({spec!r})
         root = {str(tmp_path)!r}
         """

@@ -13,7 +13,7 @@ from tests.reliability.figures import table
 
 SEED = int(os.environ.get("LH_CRASH_SEED", "20261130"))
 
-# (crash point for LH_FAULT_CRASH_AT, what it means); extraction runs after every answer so
+# (crash point for `crash_server`, what it means); extraction runs after every answer so
 # the graph ledgers are written often.
 CRASH_POINTS = [
     ("write@chats/:4", "chat record: after the temp write"),
