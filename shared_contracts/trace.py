@@ -8,12 +8,16 @@ trace by content hash: see `shared_contracts.trace_blobs` (`refs` and `blobs` be
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from shared_contracts.base import Record
+from shared_contracts.extraction import ExtractorOutput
+from shared_contracts.jobs import Job
 from shared_contracts.model_io import ModelMessage, ModelRequest, Usage
+from shared_contracts.plan import PlanTree
+from shared_contracts.tools import GradedOutput, ReplyOutput, ToolOutput
 
 
 class TraceEvent(Record, tag_field="type", kw_only=True, frozen=True):
@@ -99,15 +103,25 @@ class ModelCallEvent(TraceEvent, tag="model_call", kw_only=True, frozen=True):
 
 
 class ToolRunEvent(TraceEvent, tag="tool_run", kw_only=True, frozen=True):
+    """A tool call executed or refused: its arguments as the model sent them (`raw_args`,
+    which may not even be JSON), its result or error, and a plan tool's tree before and
+    after."""
+
     turn: int
     tool_call_id: str
     tool_name: str
     raw_args: str
     parsed: bool
     output: str = ""
+    """Traces before `result`: its JSON (readers see `result`: `typed_event`)."""
     error: str = ""
     plan_before: str = ""
+    """Traces before `tree_before`: its JSON (as `output`)."""
     plan_after: str = ""
+    """Traces before `tree_after`: its JSON (as `output`)."""
+    result: ToolOutput | None = None
+    tree_before: PlanTree | None = None
+    tree_after: PlanTree | None = None
 
 
 QuizPhase = Literal["issued", "graded"]
@@ -115,28 +129,48 @@ JobPhase = Literal["submitted", "finished", "delivered"]
 
 
 class QuizEvent(TraceEvent, tag="quiz", kw_only=True, frozen=True):
+    """A question issued (its arguments, key included: a trace is server-side) or its
+    answer recorded (graded, or a free-form reply)."""
+
     turn: int
     tool_call_id: str
     phase: QuizPhase
     detail: str = ""
+    """Traces before `input`/`output`: their JSON (readers see them: `typed_event`)."""
+    input: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Issued: the question's arguments as the model sent them (a `QuizArgs` or an
+    `AskUserArgs`, as the chat record's tool part holds them)."""
+    output: GradedOutput | ReplyOutput | None = None
+    """Graded: the answer and its verdict (a quiz), or the reply."""
 
 
 class JobTraceEvent(TraceEvent, tag="job", kw_only=True, frozen=True):
+    """A job submitted for a tool call, finished, or its result delivered to the teacher."""
+
     job_id: str
     phase: JobPhase
     turn: int = 0
     before_call: str = ""
     detail: str = ""
+    """Traces before `tool_call_id`/`job`: the tool call id (submitted, delivered) or the
+    finished job's JSON (readers see them: `typed_event`)."""
+    tool_call_id: str = ""
+    """Submitted, delivered: the job's tool call."""
+    job: Job | None = None
+    """Finished: the job as it ended."""
 
 
 class ExtractionEvent(TraceEvent, tag="extraction", kw_only=True, frozen=True):
     run_id: str
     extractor_output: str = ""
+    """Traces before `extraction`: its JSON (readers see `extraction`: `typed_event`)."""
     gate_drops: list[str] = msgspec.field(default_factory=list)
     auditor_drops: list[str] = msgspec.field(default_factory=list)
     merge_diff: str = ""
     graph_hash_before: str = ""
     graph_hash_after: str = ""
+    extraction: ExtractorOutput | None = None
+    """What the extractor proposed (before the gate and the auditor)."""
 
 
 MarkKind = Literal[

@@ -35,6 +35,7 @@ from shared_contracts.trace import (
     PromptEvent,
     TimedChunk,
 )
+from shared_contracts.trace_compat import typed_event
 
 _ENCODE = msgspec.json.Encoder()
 _TOOLS = msgspec.json.Decoder(list[ToolSpec])
@@ -99,8 +100,9 @@ def _delta_frames(run: OutboundFrameEvent) -> list[OutboundFrameEvent]:
 def expand_blobs(events: Iterable[AnyTraceEvent]) -> list[AnyTraceEvent]:
     """The events with every ref, reused run and delta run restored, and no `refs`/`blobs`/
     `reused`/`deltas` left, as if written before blobs existed (such a trace expands to
-    itself). Raises `MissingBlob` for a ref to a text, or a run of a call, the trace does
-    not hold."""
+    itself); values an older recorder wrote as JSON text are in their typed fields
+    (`trace_compat.typed_event`). Raises `MissingBlob` for a ref to a text, or a run of a
+    call, the trace does not hold."""
     store: dict[str, str] = {}
     calls: dict[str, list[ModelMessage]] = {}
     out: list[AnyTraceEvent] = []
@@ -123,7 +125,7 @@ def expand_blobs(events: Iterable[AnyTraceEvent]) -> list[AnyTraceEvent]:
         elif isinstance(event, PromptEvent) and (event.refs or event.blobs):
             full = {name: _blob(store, key, event) for name, key in event.refs.items()}
             event = msgspec.structs.replace(event, refs={}, blobs={}, **full)
-        out.append(event)
+        out.append(typed_event(event))
     return out
 
 

@@ -87,13 +87,12 @@ def timed_out(events: Sequence[AnyTraceEvent], fork_seq: int) -> set[str]:
         if isinstance(event, ModelCallEvent) and was_cancelled(event):
             if event.scope.startswith("job:"):
                 cut[event.scope.removeprefix("job:")] = event.key
-        elif isinstance(event, JobTraceEvent) and event.phase == "finished":
-            try:
-                job = msgspec.json.decode(event.detail)
-            except msgspec.DecodeError:
-                continue
-            if isinstance(job, dict) and str(job.get("error", "")).startswith("timed out"):
-                timed_out.add(event.job_id)
+        elif (
+            isinstance(event, JobTraceEvent)
+            and event.job is not None
+            and event.job.error.startswith("timed out")
+        ):
+            timed_out.add(event.job_id)
     return {key for job, key in cut.items() if job in timed_out}
 
 

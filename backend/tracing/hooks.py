@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import msgspec
-
 from backend.core.ports import ChatStore, SystemPrompt
-from backend.tracing.hashing import GraphHasher, TranscriptHasher, digest, to_json
+from backend.tracing.hashing import GraphHasher, TranscriptHasher, digest
 from backend.tracing.player import Player
 from backend.tracing.recorder import Recorder, contained
 from backend.tracing.sync import SyncOrder
@@ -16,6 +14,7 @@ from backend.tracing.units import SCOPE_VAR, Scope, Units, current_scope, turn_o
 from shared_contracts.chat import ChatRecord, NoticePart, ToolPart
 from shared_contracts.jobs import Job
 from shared_contracts.plan import PlanTree
+from shared_contracts.tools import GradedOutput, ReplyOutput
 from shared_contracts.trace import (
     CheckpointEvent,
     InboundFrameEvent,
@@ -24,7 +23,6 @@ from shared_contracts.trace import (
     MarkEvent,
     PromptEvent,
     QuizEvent,
-    QuizPhase,
     ToolRunEvent,
 )
 
@@ -157,14 +155,21 @@ class TraceHooks:
                 tool_name=part.tool_name,
                 raw_args=arguments,
                 parsed=bool(part.input) or part.state != "output-error",
-                output=to_json(part.output) if part.output is not None else "",
                 error=part.error,
-                plan_before=to_json(before) if before is not None else "",
-                plan_after=to_json(after) if after is not None else "",
+                result=part.output,
+                tree_before=before,
+                tree_after=after,
             ),
         )
         if part.tool_name in ("quiz", "ask_user_question") and part.state == "input-available":
-            issued = _quiz_event(scope.key, turn, part, "issued", to_json(part.input))
+            issued = QuizEvent(
+                seq=0,
+                scope=scope.key,
+                turn=turn,
+                tool_call_id=part.tool_call_id,
+                phase="issued",
+                input=part.input,
+            )
             self._recorder.emit(chat_id, issued)
 
     @contained
@@ -172,7 +177,17 @@ class TraceHooks:
         scope = current_scope()
         if not self.enabled or scope is None:
             return
-        graded = _quiz_event(scope.key, turn, part, "graded", to_json(part.output))
+        output = part.output
+        if not isinstance(output, GradedOutput | ReplyOutput):
+            return  # an answer is graded or a reply: nothing else is recorded as one
+        graded = QuizEvent(
+            seq=0,
+            scope=scope.key,
+            turn=turn,
+            tool_call_id=part.tool_call_id,
+            phase="graded",
+            output=output,
+        )
         self._recorder.emit(chat_id, graded)
 
     @contained
@@ -187,7 +202,7 @@ class TraceHooks:
                 phase="delivered",
                 turn=turn,
                 before_call=f"turn:{turn}/teacher#0",
-                detail=notice.tool_call_id or "",
+                tool_call_id=notice.tool_call_id or "",
             )
             await self._order.sync(scope, event)
             if notice.job_id:  # a delivered job has finished: it numbers nothing more
@@ -252,25 +267,32 @@ class TraceHooks:
             await self._player.stop(f"job:{job.id}", point="start")
 
     async def job_submitted(self, chat_id: str, job_id: str, tool_call_id: str) -> None:
-        await self._job(chat_id, job_id, "submitted", tool_call_id)
+        await self._job(chat_id, job_id, "submitted", tool_call_id=tool_call_id)
 
     async def job_finished(self, job: Job) -> None:
-        await self._job(job.chat_id, job.id, "finished", msgspec.json.encode(job).decode())
+        await self._job(job.chat_id, job.id, "finished", job=job)
 
     @contained
-    async def _job(self, chat_id: str, job_id: str, phase: JobPhase, detail: str = "") -> None:
+    async def _job(
+        self,
+        chat_id: str,
+        job_id: str,
+        phase: JobPhase,
+        *,
+        tool_call_id: str = "",
+        job: Job | None = None,
+    ) -> None:
         scope = current_scope()
         if not self.enabled:
             return
         if scope is None or scope.chat_id != chat_id:
             scope = Scope.here(chat_id, f"job:{job_id}")
-        turn = turn_of(scope.key)
-        event = JobTraceEvent(seq=0, job_id=job_id, phase=phase, turn=turn, detail=detail)
+        event = JobTraceEvent(
+            seq=0,
+            job_id=job_id,
+            phase=phase,
+            turn=turn_of(scope.key),
+            tool_call_id=tool_call_id,
+            job=job,
+        )
         await self._order.sync(scope, event)
-
-
-def _quiz_event(scope: str, turn: int, part: ToolPart, phase: QuizPhase, detail: str) -> QuizEvent:
-    """A question's trace event: issued (its input) or graded (its output)."""
-    return QuizEvent(
-        seq=0, scope=scope, turn=turn, tool_call_id=part.tool_call_id, phase=phase, detail=detail
-    )

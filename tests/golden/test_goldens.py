@@ -6,14 +6,17 @@ re-record with `.venv/bin/python -m tests.golden.record tests/golden` and review
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from backend.replay.runner import run_replay
 from backend.server.stores import build_stores
+from backend.tracing.ports import read_expanded
+from shared_contracts.tools import GradedOutput
 from shared_contracts.trace import (
+    AnyTraceEvent,
     CheckpointEvent,
     ExtractionEvent,
     JobTraceEvent,
@@ -51,16 +54,33 @@ def test_the_old_format_golden_has_none_of_the_newer_stored_forms():
     assert '"deltas":["' in newer.read_text("utf-8")
 
 
-async def _events(name: str):
+def test_the_untyped_golden_holds_values_as_json_text():
+    """It proves a trace written before the typed trace fields still replays (above): its
+    questions, jobs, tool results and extraction are JSON text in string fields."""
+    (trace,) = (ROOT / "job_and_extraction_untyped" / "traces").glob("*.jsonl")
+    text = trace.read_text("utf-8")
+    for key in ('"detail":"{', '"output":"{', '"plan_after":"{', '"extractor_output":"{'):
+        assert key in text
+    for key in ('"job":{', '"result":{', '"tree_after":{', '"extraction":{', '"input":{'):
+        assert key not in text
+
+
+async def test_an_untyped_trace_reads_as_the_typed_recorder_writes_it():
+    """Every event of the untyped golden, read back, equals its re-recorded typed twin."""
+    old, new = await _events("job_and_extraction_untyped"), await _events("job_and_extraction")
+    assert [msgspec.to_builtins(e) for e in old] == [msgspec.to_builtins(e) for e in new]
+
+
+async def _events(name: str) -> list[AnyTraceEvent]:
     golden = ROOT / name
     (trace,) = (golden / "traces").glob("*.jsonl")
-    return await build_stores(golden).traces.read(trace.stem)
+    return read_expanded(await build_stores(golden).traces.read(trace.stem), trace.stem)
 
 
 async def test_the_wrong_answer_golden_grades_wrong_then_reteaches():
     events = await _events("wrong_answer_reteach")
-    graded = [json.loads(e.detail) for e in events if isinstance(e, QuizEvent)]
-    verdicts = [g["verdict"]["correct"] for g in graded if "verdict" in g]
+    graded = [e.output for e in events if isinstance(e, QuizEvent) and e.phase == "graded"]
+    verdicts = [g.verdict.correct for g in graded if isinstance(g, GradedOutput)]
     assert verdicts[:2] == [False, True]
 
 

@@ -146,14 +146,14 @@ async def test_a_job_that_timed_out_replays_at_once(tmp_path: Path):
     stores = build_stores(tmp_path / "data")
     recorded = expand_blobs(await stores.traces.read(chat))
     finished = [e for e in recorded if isinstance(e, JobTraceEvent) and e.phase == "finished"]
-    assert '"timed out after 0.05 s"' in finished[0].detail
+    assert finished[0].job is not None and finished[0].job.error == "timed out after 0.05 s"
     _litellm_imported()
     started = time.perf_counter()
     result = await run_replay(stores, chat, tmp_path / "replay", stall_s=2.0)
     assert result.ok, result.divergence.render()  # type: ignore[union-attr]
     assert time.perf_counter() - started < 1.0
     again = [e for e in result.events if isinstance(e, JobTraceEvent) and e.phase == "finished"]
-    assert again[0].detail == finished[0].detail
+    assert again[0].job == finished[0].job
 
 
 async def test_a_call_is_recorded_when_its_final_message_arrives():

@@ -27,6 +27,7 @@ from backend.tracing.ports import ExpandedTraces
 from shared_contracts.model_io import ModelMessage, ModelRequest, ModelToolCall, ToolSpec
 from shared_contracts.trace import MarkEvent, ModelCallEvent, PromptEvent
 from shared_contracts.trace_blobs import MissingBlob, expand_blobs, text_hash
+from shared_contracts.trace_compat import typed_event
 from tests.golden.record import learner_frame, recorded_services, settle
 from tests.server.conftest import make_client
 
@@ -117,11 +118,13 @@ def test_expanded_calls_are_the_full_requests_their_hash_was_taken_of(sessions):
 
 
 def test_an_old_format_golden_is_kept_and_expands_to_itself():
+    """Nothing of it is interned: expanded, each event is itself, its values written as
+    JSON text read into their typed fields (as every older trace's are)."""
     trace = next((GOLDEN / "wrong_answer_reteach" / "traces").glob("*.jsonl"))
     raw = trace.read_text()
     assert '"refs"' not in raw and '"blobs"' not in raw  # recorded before blobs existed
     events = anyio.run(build_stores(GOLDEN / "wrong_answer_reteach").traces.read, trace.stem)
-    assert expand_blobs(events) == events
+    assert expand_blobs(events) == [typed_event(e) for e in events]
 
 
 def test_the_trace_route_returns_full_text(tmp_path):

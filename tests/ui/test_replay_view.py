@@ -11,9 +11,12 @@ import msgspec
 import pytest
 
 from shared_contracts.chat import UNTITLED
+from shared_contracts.extraction import ExtractorOutput
 from shared_contracts.jobs import Job
 from shared_contracts.model_io import ModelMessage, ModelRequest, ModelToolCall, ToolSpec, Usage
 from shared_contracts.plan import PlanNode, PlanTree
+from shared_contracts.questions import Verdict
+from shared_contracts.tools import GradedOutput, PlanOutput
 from shared_contracts.trace import (
     AnyTraceEvent,
     CheckpointEvent,
@@ -52,10 +55,6 @@ PLAN_2 = PlanTree(
 )
 ENC = msgspec.json.Encoder()
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-
-
-def _plan(tree: PlanTree) -> str:
-    return ENC.encode(tree).decode()
 
 
 def sample_events() -> dict[type, AnyTraceEvent]:
@@ -113,9 +112,8 @@ def sample_events() -> dict[type, AnyTraceEvent]:
             tool_name="plan_init",
             raw_args='{"goal":"x"}',
             parsed=True,
-            output='{"kind":"plan"}',
-            plan_before="",
-            plan_after=_plan(PLAN_1),
+            result=PlanOutput(tree=PLAN_1),
+            tree_after=PLAN_1,
         ),
         QuizEvent(seq=7, scope="turn:1", turn=1, tool_call_id="call_2", phase="issued"),
         JobTraceEvent(seq=8, scope="job:job-1", job_id="job-1", phase="finished"),
@@ -127,7 +125,7 @@ def sample_events() -> dict[type, AnyTraceEvent]:
             seq=11,
             scope="extraction:run-1",
             run_id="run-1",
-            extractor_output='{"propositions":[]}',
+            extraction=ExtractorOutput(propositions=[], edges=[], attributions=[]),
             gate_drops=["too vague: 'stuff'"],
             auditor_drops=["unsupported: 'thirds are bigger'"],
             merge_diff="+1 nodes, +0 edges",
@@ -215,13 +213,13 @@ def test_plan_as_of_takes_the_latest_plan_after_before_the_event():
         tool_name="plan_add",
         raw_args="{}",
         parsed=True,
-        plan_after=_plan(PLAN_2),
+        tree_after=PLAN_2,
     )
     events = [*EVENTS, later]
     assert rd.plan_as_of(events, 19) == (PLAN_1, 6)
     assert rd.plan_as_of(events, 20) == (PLAN_2, 20)
-    broken = msgspec.structs.replace(later, seq=21, plan_after="{not json")
-    assert rd.plan_as_of([*events, broken], 30) == (PLAN_2, 20)
+    planless = msgspec.structs.replace(later, seq=21, tree_after=None)  # e.g. a quiz
+    assert rd.plan_as_of([*events, planless], 30) == (PLAN_2, 20)
 
 
 def test_extraction_detail_lists_audit_drops_and_graph_hashes():
@@ -305,25 +303,33 @@ def test_a_session_created_untitled_takes_its_title_from_the_first_message():
 
 
 def test_quiz_rows_say_what_was_asked_and_how_it_was_graded():
-    question = {"question": {"kind": "multiple_choice", "prompt": "Which gas?"}, "node_id": "n1"}
-    verdict = {"correct": False, "expected": "b) Oxygen", "given": "a) CO2", "feedback": "No."}
-    issued = QuizEvent(
-        seq=1, turn=1, tool_call_id="q1", phase="issued", detail=json.dumps(question)
-    )
+    options = [{"id": "a", "text": "CO2"}, {"id": "b", "text": "Oxygen"}]
+    question = {
+        "question": {
+            "kind": "multiple_choice",
+            "prompt": "Which gas?",
+            "options": options,
+            "correct": "b",
+        },
+        "node_id": "n1",
+    }
+    verdict = Verdict(correct=False, expected="b) Oxygen", given="a) CO2", feedback="No.")
+    issued = QuizEvent(seq=1, turn=1, tool_call_id="q1", phase="issued", input=question)
     graded = QuizEvent(
         seq=2,
         turn=2,
         tool_call_id="q1",
         phase="graded",
-        detail=json.dumps({"kind": "graded", "answer": "a", "verdict": verdict}),
+        output=GradedOutput(answer="a", verdict=verdict),
     )
     asked = QuizEvent(
-        seq=3, turn=2, tool_call_id="q2", phase="issued", detail='{"prompt":"Examples?"}'
+        seq=3, turn=2, tool_call_id="q2", phase="issued", input={"prompt": "Examples?"}
     )
     assert rt.row(issued).sub == "q1 · Which gas?"
     assert rt.row(graded).sub == "q1 · wrong"
     assert rt.row(asked).sub == "q2 · Examples?"
-    assert rt.row(msgspec.structs.replace(graded, detail="{broken")).sub == "q1"
+    unreadable = msgspec.structs.replace(graded, output=None, detail="{broken")  # an old trace
+    assert rt.row(unreadable).sub == "q1"
     found = rd.detail([issued, graded, asked], 2)
     assert found is not None
     facts = {f.label: f.value for f in found.facts}
@@ -336,7 +342,7 @@ def test_quiz_rows_say_what_was_asked_and_how_it_was_graded():
 
 def test_job_facts_follow_the_phase_and_a_failed_job_is_flagged():
     submitted = JobTraceEvent(
-        seq=1, scope="turn:1", job_id="job-1", phase="submitted", turn=1, detail="call_9"
+        seq=1, scope="turn:1", job_id="job-1", phase="submitted", turn=1, tool_call_id="call_9"
     )
     found = rd.detail([submitted], 1)
     assert found is not None
@@ -357,7 +363,7 @@ def test_job_facts_follow_the_phase_and_a_failed_job_is_flagged():
         scope="job:job-1",
         job_id="job-1",
         phase="finished",
-        detail=ENC.encode(failed).decode(),
+        job=failed,
     )
     assert rt.row(finished).sub == "job-1 · research · failed"
     assert rt.row(finished).flag == "error"

@@ -1,6 +1,6 @@
 """One trace event's detail on the replay page: its facts and long texts (`<pre>` blocks,
 never HTML), and the plan and graph as of that event (a model call's is
-`replay_model_call`; the recorded JSON is read by `replay_decode`)."""
+`replay_model_call`; what the events record is read by `replay_decode`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shared_contracts.plan import PlanTree
+from shared_contracts.tools import GradedOutput, QuizArgs
 from shared_contracts.trace import (
     AnyTraceEvent,
     CheckpointEvent,
@@ -25,14 +26,7 @@ from shared_contracts.trace import (
     ToolRunEvent,
 )
 from ui.model.render import plan_rows
-from ui.model.replay_decode import (
-    QuizDetail,
-    decode_plan,
-    finished_job,
-    frame_type,
-    quiz_detail,
-    quiz_outcome,
-)
+from ui.model.replay_decode import asked, frame_type, issued, question_kind, quiz_outcome
 from ui.model.replay_model_call import model_call_detail
 from ui.model.replay_parts import Block, EventDetail, Fact, set_prompt
 from ui.model.replay_text import as_json, clip, pretty
@@ -65,13 +59,16 @@ def _tool_detail(event: ToolRunEvent, out: EventDetail) -> None:
     out.blocks.append(Block(title="Raw arguments", text=clip(pretty(event.raw_args))))
     if event.error:
         out.blocks.append(Block(title="Error", text=clip(event.error), error=True))
-    if event.output:
+    if event.result is not None:
+        out.blocks.append(Block(title="Output", text=clip(as_json(event.result))))
+    elif event.output:  # an older trace's text that did not decode
         out.blocks.append(Block(title="Output", text=clip(pretty(event.output))))
-    if event.plan_before or event.plan_after:
-        changed = event.plan_before != event.plan_after
+    if event.tree_before is not None or event.tree_after is not None:
+        changed = event.tree_before != event.tree_after
         out.facts.append(Fact("Plan changed", "yes" if changed else "no"))
-        for title, plan in (("Plan before", event.plan_before), ("Plan after", event.plan_after)):
-            out.blocks.append(Block(title=title, text=clip(pretty(plan)), collapsed=True))
+        for title, plan in (("Plan before", event.tree_before), ("Plan after", event.tree_after)):
+            text = as_json(plan) if plan is not None else "(none)"
+            out.blocks.append(Block(title=title, text=clip(text), collapsed=True))
 
 
 def _extraction_detail(event: ExtractionEvent, out: EventDetail) -> None:
@@ -86,7 +83,12 @@ def _extraction_detail(event: ExtractionEvent, out: EventDetail) -> None:
     for title, drops in (("Gate drops", event.gate_drops), ("Audit drops", event.auditor_drops)):
         if drops:
             out.blocks.append(Block(title=title, text=clip("\n".join(drops))))
-    out.blocks.append(Block(title="Extractor output", text=clip(pretty(event.extractor_output))))
+    if event.extraction is not None:
+        out.blocks.append(Block(title="Extractor output", text=clip(as_json(event.extraction))))
+    elif event.extractor_output:  # an older trace's text that did not decode
+        out.blocks.append(
+            Block(title="Extractor output", text=clip(pretty(event.extractor_output)))
+        )
 
 
 def _fill(event: AnyTraceEvent, out: EventDetail, events: Sequence[AnyTraceEvent]) -> None:
@@ -114,9 +116,9 @@ def _fill(event: AnyTraceEvent, out: EventDetail, events: Sequence[AnyTraceEvent
                 Fact("Phase", event.phase),
                 Fact("Call id", event.tool_call_id),
                 Fact("Turn", str(event.turn)),
-                *_quiz_facts(quiz_detail(event.detail)),
+                *_quiz_facts(event),
             ]
-            if event.detail:
+            if event.detail:  # an older trace's text that did not decode
                 out.blocks.append(Block(title="Detail", text=clip(pretty(event.detail))))
         case JobTraceEvent():
             _job_detail(event, out)
@@ -137,22 +139,25 @@ def _fill(event: AnyTraceEvent, out: EventDetail, events: Sequence[AnyTraceEvent
             raise KeyError(type(event))
 
 
-def _quiz_facts(detail: QuizDetail) -> list[Fact]:
+def _quiz_facts(event: QuizEvent) -> list[Fact]:
     facts: list[Fact] = []
-    if detail.question is not None:
-        facts.append(Fact("Question kind", detail.question.kind or "—"))
-    if detail.asked:
-        facts.append(Fact("Question", detail.asked))
-    if detail.node_id:
-        facts.append(Fact("Plan node", detail.node_id))
-    if detail.answer is not None:
-        facts.append(Fact("Answer", _plain(detail.answer)))
-    if detail.confidence is not None:
-        facts.append(Fact("Confidence", f"{detail.confidence:.0%}"))
-    if (verdict := detail.verdict) is not None:
-        facts.append(Fact("Verdict", quiz_outcome(detail) or "—"))
-        facts += [Fact("Given", _plain(verdict.given))] if verdict.given is not None else []
-        facts += [Fact("Expected", _plain(verdict.expected))] if verdict.expected else []
+    args = issued(event) if event.phase == "issued" else None
+    if isinstance(args, QuizArgs):
+        facts.append(Fact("Question kind", question_kind(args.question)))
+    if question := asked(event):
+        facts.append(Fact("Question", question))
+    if isinstance(args, QuizArgs) and args.node_id:
+        facts.append(Fact("Plan node", args.node_id))
+    output = event.output
+    if output is not None:
+        facts.append(Fact("Answer", _plain(output.answer)))
+        if output.confidence is not None:
+            facts.append(Fact("Confidence", f"{output.confidence:.0%}"))
+    if isinstance(output, GradedOutput):
+        verdict = output.verdict
+        facts.append(Fact("Verdict", quiz_outcome(event)))
+        facts += [Fact("Given", verdict.given)] if verdict.given else []
+        facts += [Fact("Expected", verdict.expected)] if verdict.expected else []
         facts += [Fact("Feedback", verdict.feedback)] if verdict.feedback else []
     return facts
 
@@ -169,7 +174,7 @@ def _job_detail(e: JobTraceEvent, out: EventDetail) -> None:
         out.facts.append(Fact("Submitted in turn", str(e.turn)))
     if e.before_call:
         out.facts.append(Fact("Before model call", e.before_call))
-    job = finished_job(e.detail) if e.phase == "finished" else None
+    job = e.job
     if job is not None:
         out.facts += [
             Fact("Kind", job.kind),
@@ -178,10 +183,10 @@ def _job_detail(e: JobTraceEvent, out: EventDetail) -> None:
         ]
         if job.error:
             out.blocks.append(Block(title="Error", text=clip(job.error), error=True))
-        out.blocks.append(Block(title="Job record", text=clip(pretty(e.detail))))
-    elif e.phase in ("submitted", "delivered") and e.detail:
-        out.facts.append(Fact("Tool call", e.detail))  # these phases record the call's id
-    elif e.detail:
+        out.blocks.append(Block(title="Job record", text=clip(as_json(job))))
+    elif e.tool_call_id:
+        out.facts.append(Fact("Tool call", e.tool_call_id))
+    elif e.detail:  # an older trace's text that did not decode
         out.blocks.append(Block(title="Detail", text=clip(pretty(e.detail))))
 
 
@@ -195,10 +200,8 @@ def plan_as_of(events: Sequence[AnyTraceEvent], seq: int) -> tuple[PlanTree | No
     for event in events:
         if event.seq > seq:
             break
-        if isinstance(event, ToolRunEvent) and event.plan_after:
-            plan = decode_plan(event.plan_after)
-            if plan is not None:
-                found = (plan, event.seq)
+        if isinstance(event, ToolRunEvent) and event.tree_after is not None:
+            found = (event.tree_after, event.seq)
     return found
 
 

@@ -26,7 +26,7 @@ from shared_contracts.trace import (
     QuizEvent,
     ToolRunEvent,
 )
-from ui.model.replay_decode import client_frame, finished_job, frame_type, quiz_detail, quiz_outcome
+from ui.model.replay_decode import asked, client_frame, frame_type, quiz_outcome
 from ui.model.replay_text import one_line
 
 KINDS: tuple[tuple[str, str], ...] = (
@@ -126,18 +126,17 @@ def _tool_row(e: ToolRunEvent) -> tuple[str, str, str]:
 
 
 def _quiz_row(e: QuizEvent) -> tuple[str, str, str]:
-    detail = quiz_detail(e.detail)
     sub = e.tool_call_id
-    if e.phase == "issued" and detail.asked:
-        sub += f" · {one_line(detail.asked, 60)}"
-    elif outcome := quiz_outcome(detail):
+    if e.phase == "issued" and (question := asked(e)):
+        sub += f" · {one_line(question, 60)}"
+    elif outcome := quiz_outcome(e):
         sub += f" · {outcome}"
     return f"Quiz {e.phase}", sub, ""
 
 
 def _job_row(e: JobTraceEvent) -> tuple[str, str, str]:
     sub, flag = e.job_id, ""
-    if e.phase == "finished" and (job := finished_job(e.detail)) is not None:
+    if e.phase == "finished" and (job := e.job) is not None:
         sub += f" · {job.kind} · {job.status}"
         flag = "error" if job.status == "failed" else ""
     elif e.before_call:

@@ -20,7 +20,6 @@ from itertools import islice
 from typing import cast
 
 import anyio
-import msgspec
 
 from backend.agent.extraction.auditor import apply_verdicts
 from backend.agent.extraction.ledger_view import LedgerView
@@ -253,7 +252,7 @@ class ExtractionPipeline:
             event = ExtractionEvent(
                 seq=0,
                 run_id=run_id,
-                extractor_output=msgspec.json.encode(output).decode(),
+                extraction=output,
                 gate_drops=_drops(gate_drops),
                 auditor_drops=_drops(auditor_drops),
                 merge_diff=(
