@@ -34,7 +34,7 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Litestar:
         route_handlers=[*ROUTES, chat_socket],
         lifespan=[lifespan],
         guards=[auth_guard],
-        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]  # errors.py: untyped map
+        exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         # Litestar would replace the root logger's handler with its own format: its logger
         # propagates to whatever the process configured (`harness` sets one format).

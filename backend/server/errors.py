@@ -4,7 +4,8 @@ message, never a traceback or a path; the operator's log has the detail."""
 from __future__ import annotations
 
 import logging
-from typing import cast, get_args
+from collections.abc import Callable, Mapping
+from typing import Any, cast, get_args
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException
@@ -17,7 +18,12 @@ log = logging.getLogger("harness.http")
 turn_log = logging.getLogger("harness.turn")
 
 FRAME_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
-STATUS = {InvalidId: 400, NotFound: 404, Busy: 409, StorageError: 503}
+STATUS: dict[type[HarnessError], int] = {
+    InvalidId: 400,
+    NotFound: 404,
+    Busy: 409,
+    StorageError: 503,
+}
 
 
 # -- frames ---------------------------------------------------------------------------
@@ -44,35 +50,40 @@ def turn_error_frame(exc: Exception, chat_id: str) -> ErrorFrame:
 # -- HTTP -----------------------------------------------------------------------------
 
 
-def _body(status: int, detail: str, code: str) -> Response[ErrorBody]:
+def _body(
+    status: int, detail: str, code: str, headers: Mapping[str, str] | None = None
+) -> Response[ErrorBody]:
     return Response(
         ErrorBody(status_code=status, detail=detail, code=code),
         status_code=status,
         media_type=MediaType.JSON,
+        headers=dict(headers or {}),
     )
 
 
-def harness_error(_: Request, exc: HarnessError) -> Response[ErrorBody]:
-    status = next((s for t, s in STATUS.items() if isinstance(exc, t)), 400)
+def harness_error(_: Request[Any, Any, Any], exc: HarnessError) -> Response[ErrorBody]:
+    status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 400)
     if status >= 500:
         log.error("request failed: %s", exc)
     return _body(status, exc.public_message(), exc.code)
 
 
-def http_error(_: Request, exc: HTTPException) -> Response[ErrorBody]:
-    detail = exc.detail if isinstance(exc.detail, str) else "request refused"
+def http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[ErrorBody]:
+    """Litestar's own refusals, with the headers they carry (a 405's `Allow`, RFC 9110)."""
+    detail = exc.detail or "request refused"
     extra = getattr(exc, "extra", None)
     if exc.status_code == 400 and extra:
         detail = f"{detail}: {str(extra)[:300]}"
-    return _body(exc.status_code, detail, "http")
+    return _body(exc.status_code, detail, "http", exc.headers)
 
 
-def unexpected_error(_: Request, exc: Exception) -> Response[ErrorBody]:
+def unexpected_error(_: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
     log.error("unexpected error: %r", exc, exc_info=exc)
     return _body(500, "internal error", "internal")
 
 
-EXCEPTION_HANDLERS = {
+ExceptionHandler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
+EXCEPTION_HANDLERS: dict[int | type[Exception], ExceptionHandler] = {
     HarnessError: harness_error,
     HTTPException: http_error,
     Exception: unexpected_error,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post, route
+from litestar.enums import HttpMethod
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter
@@ -18,9 +19,12 @@ from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted, GraphC
 from shared_contracts.jobs import Job
 from shared_contracts.trace import AnyTraceEvent
 
+AnyRequest = Request[Any, Any, Any]
 
-def _services(request: Request) -> Services:
-    return request.app.state.services
+
+def _services(request: AnyRequest) -> Services:
+    services: Services = request.app.state.services
+    return services
 
 
 PathId = Annotated[
@@ -45,30 +49,44 @@ TRACE_ERRORS = {
 
 
 @get("/healthz", sync_to_thread=False)
-def healthz(request: Request) -> Health:
+def healthz(request: AnyRequest) -> Health:
     settings = _services(request).settings
     return Health(model=settings.model_label, offline=settings.offline)
 
 
+@route(
+    "/api/chats",
+    http_method=[HttpMethod.OPTIONS],
+    include_in_schema=False,
+    sync_to_thread=False,
+    status_code=204,
+)
+def chats_options(request: AnyRequest) -> Response[None]:
+    """`OPTIONS /api/chats`, `Allow` naming every method: Litestar's automatic answer for
+    a path whose handlers are registered one by one names only the first one's."""
+    methods = sorted(request.app.route_handler_method_map.get("/api/chats", {}))
+    return Response(content=None, status_code=204, headers={"Allow": ", ".join(methods)})
+
+
 @post("/api/chats", status_code=201, responses=BAD_BODY)
 async def create_chat(
-    request: Request, data: Annotated[CreateChat | None, Body()] = None
+    request: AnyRequest, data: Annotated[CreateChat | None, Body()] = None
 ) -> ChatSummary:
     return await _services(request).chats.create(data.title if data else None)
 
 
 @get("/api/chats")
-async def list_chats(request: Request) -> list[ChatSummary]:
+async def list_chats(request: AnyRequest) -> list[ChatSummary]:
     return await _services(request).chats.summaries()
 
 
 @get("/api/chats/{chat_id:str}", responses=ERRORS)
-async def get_chat(request: Request, chat_id: PathId) -> ChatView:
+async def get_chat(request: AnyRequest, chat_id: PathId) -> ChatView:
     return await _services(request).chats.view(require_id(chat_id, "chat id"))
 
 
 @post("/api/chats/{chat_id:str}/extract", status_code=202, responses=ERRORS)
-async def extract_chat(request: Request, chat_id: PathId) -> ExtractAccepted:
+async def extract_chat(request: AnyRequest, chat_id: PathId) -> ExtractAccepted:
     """The session-end flush: runs the extraction trigger now (single-flight per chat)."""
     services = _services(request)
     chat_id = require_id(chat_id, "chat id")
@@ -77,28 +95,29 @@ async def extract_chat(request: Request, chat_id: PathId) -> ExtractAccepted:
 
 
 @get("/api/graph")
-async def get_graph(request: Request) -> GraphSnapshot:
+async def get_graph(request: AnyRequest) -> GraphSnapshot:
     return await _services(request).graph.snapshot()
 
 
 @get("/api/graph/context")
-async def get_graph_context(request: Request) -> GraphContext:
+async def get_graph_context(request: AnyRequest) -> GraphContext:
     return await _services(request).graph.context()
 
 
 @get("/api/jobs/{job_id:str}", responses=ERRORS)
-async def get_job(request: Request, job_id: PathId) -> Job:
+async def get_job(request: AnyRequest, job_id: PathId) -> Job:
     return await _services(request).job(require_id(job_id, "job id"))
 
 
 @get("/api/chats/{chat_id:str}/trace", responses=TRACE_ERRORS)
-async def get_trace(request: Request, chat_id: PathId) -> list[AnyTraceEvent]:
+async def get_trace(request: AnyRequest, chat_id: PathId) -> list[AnyTraceEvent]:
     """The session's trace (an open question's key withheld); not while a turn runs."""
     return await _services(request).trace(require_id(chat_id, "chat id"))
 
 
 ROUTES = [
     healthz,
+    chats_options,  # first: the path's OPTIONS answer is this one, not Litestar's
     create_chat,
     list_chats,
     get_chat,

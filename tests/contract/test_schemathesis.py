@@ -1,10 +1,13 @@
-"""3. Schemathesis against a running API: every default check, positive and negative
-inputs, bounded and deterministic. Driven through Hypothesis directly (schemathesis'
+"""3. Schemathesis against a running API: every check it has (as `--checks all`), positive
+and negative inputs, bounded and deterministic. Driven through Hypothesis directly (schemathesis'
 lazy pytest loader does not run under pytest 9)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -12,12 +15,17 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
+from schemathesis.checks import CHECKS, load_all_checks
 
 from tests.contract.live import LiveServer, live_server
 from tests.contract.routes import OPENAPI_PATH, PROTOCOL_ROUTES, Route
 
 EXAMPLES_PER_OPERATION = 25
 """Per operation and mode; about 15 runs x 25 requests keeps this near 10 s."""
+
+load_all_checks()
+ALL_CHECKS = CHECKS.get_all()
+"""Every check of the pinned Schemathesis (pyproject's dev extra), not only the defaults."""
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +79,7 @@ def test_api_conforms_to_its_openapi_document(api_schema, session, route: Route,
     )
     @given(case=operation.as_strategy(generation_mode=mode))
     def run(case) -> None:
-        case.call_and_validate(session=session)
+        case.call_and_validate(session=session, checks=ALL_CHECKS)
 
     try:
         run()
@@ -82,3 +90,30 @@ def test_api_conforms_to_its_openapi_document(api_schema, session, route: Route,
             f"{route.method} {route.path}: the document leaves nothing invalid to send; "
             "declare the PROTOCOL id pattern on its path parameter"
         )
+
+
+def test_the_schemathesis_cli_with_every_check_finds_nothing(api: LiveServer, tmp_path: Path):
+    """`schemathesis run --checks all` as a user runs it: all four phases (examples, the
+    coverage phase's undeclared methods and missing bodies, fuzzing, stateful links),
+    deterministic and bounded (about 5 s)."""
+    cli = Path(sys.executable).with_name("schemathesis")
+    done = subprocess.run(
+        [
+            str(cli),
+            "run",
+            api.http + OPENAPI_PATH,
+            "--checks",
+            "all",
+            "--max-examples",
+            "20",
+            "--generation-deterministic",
+            "--workers",
+            "1",
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,  # its cache (`.schemathesis/`) stays out of the checkout
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
