@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from backend.core.errors import BadToolArguments, ToolError
+from backend.core.errors import MALFORMED_CALL, BadToolArguments
 from shared_contracts.base import Inbound
 from shared_contracts.model_io import ToolSpec
 from shared_contracts.tools import MATERIAL_TOOLS, TOOL_ARGS
@@ -82,8 +82,9 @@ def decode_tool_args(name: str, raw: str) -> Inbound:
     """Decode a model's raw arguments strictly against the tool's Struct."""
     decoder = _DECODERS.get(name)
     if decoder is None:
-        raise ToolError(f"unknown tool {name[:64]!r}; available: {', '.join(TOOL_ARGS)}")
+        available = ", ".join(TOOL_ARGS)
+        raise BadToolArguments(f"{MALFORMED_CALL}{name[:64]}: no such tool; available: {available}")
     try:
         return decoder.decode(raw or "{}")
     except msgspec.DecodeError as exc:
-        raise BadToolArguments(f"invalid arguments for {name}: {exc}") from None
+        raise BadToolArguments(f"{MALFORMED_CALL}{name}: {exc}") from None

@@ -77,6 +77,12 @@ class ToolError(HarnessError):
     code = "tool_error"
 
 
+MALFORMED_CALL = "invalid arguments for "
+"""How a refused tool call's error begins, then the tool's name and the detail: what a
+view knows a malformed call's failed part by (the teacher reads the detail, the learner a
+sentence: `core.views.public_part`)."""
+
+
 class BadToolArguments(ToolError):
     pass
 

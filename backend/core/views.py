@@ -12,14 +12,43 @@ from typing import Protocol
 
 import msgspec
 
+from backend.core.errors import MALFORMED_CALL
 from backend.core.pending import pending_question
 from backend.core.questions import public_view
 from shared_contracts.chat import ChatRecord, ChatSummary, ChatView, Message, ToolPart
 from shared_contracts.tools import QuizArgs
 
+REQUESTS = {
+    "plan_init": "plan",
+    "plan_add": "plan change",
+    "plan_update": "plan change",
+    "plan_mark_done": "plan change",
+    "quiz": "question",
+    "ask_user_question": "question",
+    "research": "research request",
+    "demo": "demo request",
+    "visual": "diagram request",
+    "search_material": "search of your documents",
+}
+"""What the learner calls each tool's call."""
+
+
+def learner_error(part: ToolPart) -> str:
+    """A failed part's error as the learner reads it: a malformed call (its error begins
+    with `MALFORMED_CALL`: the decoder's detail, for the teacher) is said in a sentence."""
+    if not part.error.startswith(MALFORMED_CALL):
+        return part.error
+    what = REQUESTS.get(part.tool_name)
+    if what is None:
+        return "The tutor asked for a tool that does not exist, so that step was skipped."
+    return f"The tutor's {what} was malformed and was skipped."
+
 
 def public_part(part: ToolPart) -> ToolPart:
-    """The part with any answer key removed (only quiz parts carry one)."""
+    """The part as a client may see it: no answer key (only quiz parts carry one), and a
+    malformed call's failure in a sentence (`learner_error`)."""
+    if part.state == "output-error" and part.error.startswith(MALFORMED_CALL):
+        part = msgspec.structs.replace(part, error=learner_error(part))
     if part.tool_name != "quiz":
         return part
     try:
@@ -31,10 +60,15 @@ def public_part(part: ToolPart) -> ToolPart:
 
 
 def public_message(message: Message) -> Message:
-    if not any(isinstance(p, ToolPart) and p.tool_name == "quiz" for p in message.parts):
+    if not any(isinstance(p, ToolPart) and _private(p) for p in message.parts):
         return message
     parts = [public_part(p) if isinstance(p, ToolPart) else p for p in message.parts]
     return msgspec.structs.replace(message, parts=parts)
+
+
+def _private(part: ToolPart) -> bool:
+    """Whether `public_part` changes `part` (a quiz's key, a malformed call's detail)."""
+    return part.tool_name == "quiz" or part.error.startswith(MALFORMED_CALL)
 
 
 def chat_view(record: ChatRecord, *, offline: bool, turn_running: bool = False) -> ChatView:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import anyio
 import pytest
 
@@ -163,8 +165,34 @@ async def test_malformed_tool_arguments_are_returned_as_errors_and_never_execute
     assert record.plan is None
     errors = [f.part for f in h.of_type(ToolResult) if f.part.state == "output-error"]
     assert [p.tool_call_id for p in errors] == ["c1", "c2", "c3"]
-    assert "unknown tool" in errors[2].error
+    assert (
+        "does not exist" in errors[2].error
+        and "no such tool" in model.requests[3].messages[-1].content
+    )
+    # The teacher reads the decoder's detail; the learner a sentence.
     assert model.requests[1].messages[-1].content.startswith("error: invalid arguments")
+    assert errors[0].error == "The tutor's plan was malformed and was skipped."
+    stored = [p for p in record.messages[-1].parts if isinstance(p, ToolPart)]
+    assert stored[0].error.startswith("invalid arguments for plan_init")
+
+
+async def test_a_malformed_diagram_request_is_a_sentence_for_the_learner(caplog):
+    """A model's visual call whose arguments break the schema: the card fails with a
+    sentence; msgspec's text goes to the teacher, the log and the chat's record."""
+    caplog.set_level(logging.INFO, logger="harness.turn")
+    bad = {"brief": "a diagram", "node_id": "Not An Id!"}
+    model = ScriptedModel([tool_reply([("v1", "visual", bad)]), text_reply("Moving on.")])
+    h = FlowHarness(model)
+    chat = await h.new_chat()
+    assert await h.say(chat, "draw it") == "stop"
+    (failed,) = [f.part for f in h.of_type(ToolResult) if f.part.state == "output-error"]
+    assert failed.error == "The tutor's diagram request was malformed and was skipped."
+    assert "Expected `str` matching regex" not in h.wire()
+    view = await h.chat_service.view(chat)
+    shown = [p for m in view.messages for p in m.parts if isinstance(p, ToolPart)]
+    assert [p.error for p in shown] == [failed.error]
+    assert "invalid arguments for visual" in model.requests[1].messages[-1].content
+    assert any("invalid arguments for visual" in r.getMessage() for r in caplog.records)
 
 
 async def test_plan_errors_become_tool_errors():

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from backend.agent.tool_specs import decode_tool_args
-from backend.core.errors import PlanError, ToolError
+from backend.core.errors import MALFORMED_CALL, PlanError, ToolError
 from backend.core.plan_tree import PlanArgs, apply_plan_tool
 from backend.core.ports import TurnObserver
 from backend.core.questions import ask_user_view, public_view, validate_spec
@@ -59,7 +59,7 @@ class ToolRunner:
                 validate_spec(args.question)
         except ToolError as exc:
             await _announce(turn, msgspec.structs.replace(part, input={}))
-            await self._refuse(turn, part, str(exc))
+            await self._refuse(turn, part, _malformed(call.name, str(exc)))
             return
         await _announce(turn, part)
         if call.name in SERVER_TOOLS:
@@ -125,6 +125,14 @@ class ToolRunner:
         await self._observer.tool_ran(turn.chat_id, turn.turn_id, raw, failed)
         await turn.sink(ToolResult(part=public_part(failed)))
         log.info("[chat %s] tool %s rejected: %s", turn.chat_id, part.tool_name, message[:200])
+
+
+def _malformed(tool_name: str, detail: str) -> str:
+    """A refused call's error, beginning `MALFORMED_CALL` + its tool (see `public_part`)."""
+    prefix = f"{MALFORMED_CALL}{tool_name}"
+    if detail.startswith(prefix):
+        return detail
+    return f"{prefix}: {detail.removeprefix(f'{tool_name}: ')}"
 
 
 async def _announce(turn: OpenTurn, part: ToolPart) -> None:
