@@ -9,236 +9,26 @@ wait for on the event loop.
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from functools import lru_cache
 from types import ModuleType
-from typing import Any, TypeGuard, get_args
+from typing import Any
 
 import anyio
 
+from backend.agent.litellm_errors import classify, explain, short_error
+from backend.agent.litellm_request import to_completion_kwargs
+from backend.agent.litellm_stream import StreamAssembler
 from backend.core.errors import ModelError
 from shared_contracts.model_io import (
-    FinishReason,
-    ModelDone,
     ModelEvent,
-    ModelMessage,
     ModelRequest,
-    ModelToolCall,
-    TextChunk,
-    ToolCallChunk,
-    Usage,
 )
 
+log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[Any]]
-_FINISH_REASONS: frozenset[str] = frozenset(get_args(FinishReason))
-_RETRYABLE_NAMES = frozenset({"Timeout", "APIConnectionError", "APITimeoutError"})
-
-
-def to_openai_messages(messages: list[ModelMessage]) -> list[dict[str, Any]]:
-    """The transcript in OpenAI chat format (assistant tool calls, `tool` results)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "tool":
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
-        elif m.role == "assistant" and m.tool_calls:
-            calls = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in m.tool_calls
-            ]
-            out.append({"role": "assistant", "content": m.content or None, "tool_calls": calls})
-        else:
-            out.append({"role": m.role, "content": m.content})
-    return out
-
-
-def to_completion_kwargs(request: ModelRequest) -> dict[str, Any]:
-    """The request's tools, schema and sampling options as litellm keyword arguments."""
-    kwargs: dict[str, Any] = {"messages": to_openai_messages(request.messages)}
-    if request.tools:
-        kwargs["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                },
-            }
-            for t in request.tools
-        ]
-    if request.response_schema is not None:
-        name = str(request.response_schema.get("title") or f"{request.role}_answer")
-        kwargs["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": name, "schema": request.response_schema},
-        }
-    if request.temperature is not None:
-        kwargs["temperature"] = request.temperature
-    if request.max_tokens is not None:
-        kwargs["max_tokens"] = request.max_tokens
-    return kwargs
-
-
-def _field(obj: object, name: str) -> Any:
-    """`obj.<name>`, or None when it has none.
-
-    litellm's stream objects are pydantic models keeping most values in
-    `__pydantic_extra__`; plain attribute access reaches them through pydantic's slow
-    `__getattr__` (about 0.5 µs a read, 5 µs a chunk), so read the two dicts directly.
-    """
-    values = getattr(obj, "__dict__", None)
-    if values is None:
-        return getattr(obj, name, None)
-    if name in values:
-        return values[name]
-    extra = getattr(obj, "__pydantic_extra__", None)
-    if extra and name in extra:
-        return extra[name]
-    if _declared(type(obj), name):  # type: ignore[arg-type]  # a class hashes: python/mypy#11470
-        return getattr(obj, name, None)  # a property or class attribute
-    return None
-
-
-@lru_cache(maxsize=256)
-def _declared(cls: type[object], name: str) -> bool:
-    return any(name in vars(k) for k in cls.__mro__)
-
-
-@dataclass
-class _CallAcc:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-@dataclass
-class StreamAssembler:
-    """Folds litellm stream chunks into our events and, at the end, one `ModelDone`."""
-
-    text: list[str] = field(default_factory=list)
-    calls: dict[int, _CallAcc] = field(default_factory=dict)
-    finish_reason: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def feed(self, chunk: object) -> list[ModelEvent]:
-        """The events one chunk contributes (text deltas, tool-call fragments)."""
-        events: list[ModelEvent] = []
-        usage = _field(chunk, "usage")
-        if usage is not None:
-            self.prompt_tokens = int(_field(usage, "prompt_tokens") or 0)
-            self.completion_tokens = int(_field(usage, "completion_tokens") or 0)
-        for choice in _field(chunk, "choices") or ():
-            delta = _field(choice, "delta")
-            if delta is not None:
-                content = _field(delta, "content")
-                if content:
-                    self.text.append(content)
-                    events.append(TextChunk(text=content))
-                for pos, tc in enumerate(_field(delta, "tool_calls") or ()):
-                    events.append(self._feed_call(pos, tc))
-            reason = _field(choice, "finish_reason")
-            if reason:
-                self.finish_reason = reason
-        return events
-
-    def _feed_call(self, pos: int, tc: object) -> ToolCallChunk:
-        raw_index = _field(tc, "index")
-        index = raw_index if isinstance(raw_index, int) else pos
-        acc = self.calls.setdefault(index, _CallAcc())
-        fn = _field(tc, "function")
-        name = (_field(fn, "name") if fn is not None else None) or ""
-        args = (_field(fn, "arguments") if fn is not None else None) or ""
-        call_id = _field(tc, "id") or ""
-        # Some providers repeat id/name on every fragment: keep the first.
-        acc.id = acc.id or call_id
-        acc.name = acc.name or name
-        acc.arguments.append(args)
-        return ToolCallChunk(index=index, id=call_id, name=name, arguments=args)
-
-    def done(self, cost_usd: float) -> ModelDone:
-        """The assembled message; raw tool arguments pass through undecoded."""
-        calls = [
-            ModelToolCall(id=a.id, name=a.name, arguments="".join(a.arguments))
-            for _, a in sorted(self.calls.items())
-        ]
-        reason: FinishReason = (
-            self.finish_reason if _is_finish_reason(self.finish_reason) else "stop"
-        )
-        if calls and reason == "stop":
-            reason = "tool_calls"  # providers that say "stop" after tool calls (e.g. Ollama)
-        message = ModelMessage(role="assistant", content="".join(self.text), tool_calls=calls)
-        usage = Usage(
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost_usd=cost_usd,
-        )
-        return ModelDone(message=message, finish_reason=reason, usage=usage)
-
-
-def _is_finish_reason(reason: str | None) -> TypeGuard[FinishReason]:
-    return reason in _FINISH_REASONS
-
-
-def classify(exc: BaseException) -> tuple[bool, float | None]:
-    """(retryable, Retry-After seconds) for a provider exception: 408/429/5xx, timeouts and
-    connection errors are retryable; other 4xx and unknown errors are not."""
-    status = getattr(exc, "status_code", None)
-    names = {c.__name__ for c in type(exc).__mro__}
-    retryable = bool(names & _RETRYABLE_NAMES) or (
-        isinstance(status, int) and (status in (408, 429) or status >= 500)
-    )
-    return retryable, _retry_after(exc)
-
-
-def explain(model: str, exc: BaseException, *, mid_stream: bool = False) -> str:
-    """What the learner reads when a call to `model` failed with `exc`: what happened and
-    what to do, without the provider's raw error (the log keeps that)."""
-    who = f"The tutor's model ({model})"
-    if mid_stream:
-        return f"{who} stopped mid-answer. What arrived is kept; send a message to go on."
-    status = getattr(exc, "status_code", None)
-    names = {c.__name__ for c in type(exc).__mro__}
-    if names & {"AuthenticationError", "PermissionDeniedError"} or status in (401, 403):
-        return f"{who} refused its API key. Check the provider's key (e.g. OPENAI_API_KEY)."
-    if "NotFoundError" in names or status == 404:
-        return f"{who} was not found at the provider. Check LH_MODEL."
-    if "RateLimitError" in names or status == 429:
-        return f"{who} is rate-limited right now. Wait a minute, then send your message again."
-    if names & {"Timeout", "APITimeoutError"}:
-        return f"{who} took too long to answer. Send your message again, or try later."
-    if names & _RETRYABLE_NAMES or "connection error" in str(exc).lower():
-        return f"{who} could not be reached. Check the network, then send your message again."
-    if "ContextWindowExceededError" in names:
-        return f"{who} cannot take this much text. Start a new session to go on."
-    if isinstance(status, int) and status >= 500:
-        return f"{who} failed on the provider's side. Send your message again in a moment."
-    return f"{who} could not answer ({type(exc).__name__}). Send your message again."
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers: Any = getattr(getattr(exc, "response", None), "headers", None) or getattr(
-        exc, "headers", None
-    )
-    if not headers:
-        return None
-    try:
-        raw = headers.get("retry-after") or headers.get("Retry-After")
-    except Exception:
-        return None
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        return None  # an HTTP date needs a clock; fall back to exponential backoff
 
 
 class LitellmChatModel:
@@ -335,7 +125,7 @@ class LitellmChatModel:
                     await _close(response)
             except Exception as exc:  # cancellation is a BaseException and passes through
                 retryable, retry_after = classify(exc)
-                detail = f"{self.model}: {type(exc).__name__}: {_short(exc)}"
+                detail = f"{self.model}: {type(exc).__name__}: {short_error(exc)}"
                 public = explain(self.model, exc, mid_stream=yielded)
                 if yielded:
                     raise ModelError(
@@ -404,10 +194,5 @@ async def _close(response: object) -> None:
         return
     try:
         await closer()
-    except Exception:
-        pass  # closing a broken stream must not mask the original outcome
-
-
-def _short(exc: BaseException, limit: int = 300) -> str:
-    text = str(exc).replace("\n", " ")
-    return text if len(text) <= limit else text[:limit] + "…"
+    except Exception as exc:  # closing a broken stream must not mask the original outcome
+        log.debug("closing a litellm stream failed: %s", exc)
