@@ -18,11 +18,11 @@ import anyio
 import anyio.to_thread
 import msgspec
 
+from backend.agent.extraction.channels import collector_paused
 from backend.agent.extraction.ledger_view import LedgerView
 from backend.core.graph import GraphState, SnapshotDeriver, fold, merge
 from backend.core.ports import GraphStore, LedgerBatch
 from backend.core.review import review_queue
-from backend.server.graph_service import collector_paused
 from backend.server.stores import build_stores
 from bench import synthetic
 from bench.context import DECODERS, BenchContext, atimed, decode_ledgers, timed

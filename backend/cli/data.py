@@ -49,7 +49,7 @@ def existing_data_dir(path: Path) -> Path:
 def cmd_graph(args: argparse.Namespace) -> int:
     import anyio
 
-    from backend.server.graph_service import GraphReader
+    from backend.agent.extraction.channels import GraphReader
     from backend.server.settings import load_settings
     from backend.server.stores import read_graph
 

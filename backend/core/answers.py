@@ -1,5 +1,6 @@
-"""An answer to the open question, graded (a quiz) or recorded (a reply) before its turn
-starts: a wrong-shaped answer or a stale question is the caller's error, not a turn's."""
+"""An answer to the open question, graded (a quiz, against its key) or taken as a reply,
+before its turn starts: a wrong-shaped answer or a stale question is the caller's error,
+not a turn's."""
 
 from __future__ import annotations
 

@@ -98,3 +98,15 @@ def job_notices(parts: list[ToolPart]) -> list[NoticePart]:
             )
         )
     return notices
+
+
+def with_part(message: Message, part: Part) -> Message:
+    """`message` with `part` added (a tool part replaces the same call's earlier state)."""
+    parts = list(message.parts)
+    if isinstance(part, ToolPart):
+        for index, existing in enumerate(parts):
+            if isinstance(existing, ToolPart) and existing.tool_call_id == part.tool_call_id:
+                parts[index] = part
+                return msgspec.structs.replace(message, parts=parts)
+    parts.append(part)
+    return msgspec.structs.replace(message, parts=parts)

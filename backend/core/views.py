@@ -15,8 +15,16 @@ import msgspec
 from backend.core.errors import MALFORMED_CALL
 from backend.core.pending import pending_question
 from backend.core.questions import public_view
-from shared_contracts.chat import ChatRecord, ChatSummary, ChatView, Message, ToolPart
-from shared_contracts.tools import QuizArgs
+from shared_contracts.chat import (
+    ChatRecord,
+    ChatSummary,
+    ChatView,
+    Message,
+    Part,
+    TextPart,
+    ToolPart,
+)
+from shared_contracts.tools import JOB_TOOLS, LEARNER_TOOLS, QuizArgs
 
 REQUESTS = {
     "plan_init": "plan",
@@ -64,6 +72,18 @@ def public_message(message: Message) -> Message:
         return message
     parts = [public_part(p) if isinstance(p, ToolPart) else p for p in message.parts]
     return msgspec.structs.replace(message, parts=parts)
+
+
+def shown(part: Part) -> bool:
+    """Whether the learner sees `part` in the conversation: text, an asked question, or a
+    job card (a plan change shows only in the plan; a rejected call not at all)."""
+    if isinstance(part, TextPart):
+        return bool(part.text.strip())
+    return (
+        isinstance(part, ToolPart)
+        and part.state != "output-error"
+        and part.tool_name in LEARNER_TOOLS | JOB_TOOLS
+    )
 
 
 def _private(part: ToolPart) -> bool:

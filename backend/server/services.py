@@ -12,23 +12,20 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import cast
 
 import anyio
-import msgspec
 from anyio.abc import TaskGroup
 
+from backend.agent.extraction.channels import ExtractionService, GraphReader
 from backend.agent.extraction.pipeline import ExtractionReport, create_extraction_pipeline
 from backend.agent.extraction.stages import Auditor, Extractor
-from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext
+from backend.agent.jobs.base import SubAgent
 from backend.agent.jobs.runner import JobRunner, create_job_runner
-from backend.agent.tool_specs import decode_tool_args
-from backend.core.errors import Busy, ToolError
+from backend.core.errors import Busy
 from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
 from backend.core.trace_views import without_key
 from backend.server.chats import ChatService
-from backend.server.graph_service import ExtractionService, GraphReader
 from backend.server.hub import ChatHub
 from backend.server.models import build_roles
 from backend.server.recording import recorded_stores, recording_tracer
@@ -39,11 +36,9 @@ from backend.server.turn.runner import TurnRunner
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
 from backend.tracing.tracer import Tracer
-from shared_contracts.chat import ToolPart
 from shared_contracts.frames import GraphUpdated, JobFrame
 from shared_contracts.http import ExtractAccepted
-from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job, JobKind
-from shared_contracts.tools import JOB_TOOLS
+from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 from shared_contracts.trace import AnyTraceEvent
 
 log = logging.getLogger("harness.server")
@@ -124,6 +119,7 @@ class Services:
             max_global=settings.max_jobs_global,
             timeout_s=settings.job_timeout_s,
             on_start=tracer.job_starting if tracer.player is not None else None,
+            on_submitted=tracer.job_submitted,
         )
 
     def _turns(self, ports: Ports, template: str | None) -> Turns:
@@ -131,7 +127,7 @@ class Services:
             ports.stores.chats,
             ports.clock,
             graph_context=self._context_markdown,
-            jobs=RunnerSpawner(self.jobs, ports.stores, self.tracer),
+            jobs=self.jobs,
             extraction=self.extraction.maybe_trigger,
         )
         config = TurnConfig(
@@ -200,36 +196,6 @@ class Services:
 
     async def _context_markdown(self) -> str:
         return (await self.graph.context()).markdown
-
-
-class RunnerSpawner:
-    """`turn.seams.JobSpawner` over the job runner: decodes the part's arguments again."""
-
-    def __init__(self, runner: JobRunner, stores: Stores, tracer: Tracer) -> None:
-        self._runner = runner
-        self._stores = stores
-        self._tracer = tracer
-
-    async def spawn(self, chat_id: str, part: ToolPart) -> str:
-        kind = part.tool_name
-        args = decode_tool_args(kind, msgspec.json.encode(part.input).decode())
-        if kind not in JOB_TOOLS or not isinstance(args, JobArgs):
-            raise ToolError(f"{kind} is not a background job")
-        record = await self._stores.chats.get(chat_id)
-        plan = record.plan
-        context = SubAgentContext(
-            goal=plan.goal if plan else "",
-            plan_titles=tuple(n.title for n in plan.nodes) if plan else (),
-        )
-        job = await self._runner.submit(
-            chat_id,
-            part.tool_call_id,
-            cast(JobKind, kind),  # one of JOB_TOOLS, the job kinds
-            args,
-            context=context,
-        )
-        await self._tracer.job_submitted(chat_id, job.id, part.tool_call_id)
-        return job.id
 
 
 @asynccontextmanager

@@ -9,12 +9,12 @@ import anyio.lowlevel
 import pytest
 from msgspec.structs import replace
 
+from backend.agent.extraction.channels import ExtractionService, GraphReader
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
 from backend.agent.extraction.pipeline import ExtractionReport, create_extraction_pipeline
 from backend.agent.extraction.single_flight import SingleFlight
 from backend.core.errors import StorageError
 from backend.core.ports import LedgerBatch
-from backend.server.graph_service import ExtractionService, GraphReader
 from tests.fakes import FixedClock, MemoryChatStore, MemoryGraphStore, SequentialIds
 from tests.unit.test_graph_probes import lesson_record
 

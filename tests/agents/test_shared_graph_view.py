@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import msgspec
 
+from backend.agent.extraction.channels import GraphReader
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
 from backend.agent.extraction.pipeline import ExtractionPipeline
-from backend.server.graph_service import GraphReader
 from bench.synthetic import Sizes, generate
 from tests.agents.test_extraction_pipeline_scaling import CountingGraph, from_scratch
 from tests.fakes import FixedClock, MemoryChatStore, SequentialIds

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from backend.core.answers import prepare_answer
 from backend.core.ports import ChatModel, TurnObserver
 from backend.server.chats import ChatService
-from backend.server.turn.answers import prepare_answer
 from backend.server.turn.inputs import AnswerTurn, UserTurn
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns

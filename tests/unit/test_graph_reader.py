@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
+from backend.agent.extraction.channels import GraphReader, collector_paused
 from backend.agent.extraction.ledger_view import LedgerView
 from backend.core.graph import GraphState, derive_snapshot, fold
 from backend.core.ports import LedgerBatch
-from backend.server.graph_service import GraphReader, collector_paused
 from shared_contracts.graph import EventLine, MappingLine, PropositionLine, SessionCheckpoint
 from tests.fakes import MemoryGraphStore
 

@@ -1,4 +1,4 @@
-"""The graph's two channels as the server uses them.
+"""The graph's two channels as the server and the CLI use them (no transport here).
 
 `GraphReader` is the read channel: it follows the ledgers incrementally and reuses the
 derived snapshot until they grow; it never writes. `ExtractionService` is the write

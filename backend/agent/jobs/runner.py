@@ -1,6 +1,7 @@
 """The job runner: research / demo / visual jobs on the app's anyio task group.
 
-Lifecycle of a job (saved to the `JobStore` at every step):
+A job tool part of a turn becomes a job by `spawn` (the turn's `JobSpawner`). Lifecycle
+of a job (saved to the `JobStore` at every step):
 pending (queued for a slot) → running → done | failed | cancelled. When a job ends, its
 tool part in the chat record is rewritten through `ChatStore.update` (serialised per chat,
 so a turn writing the same record concurrently loses nothing), then `on_update(job)` is
@@ -13,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from typing import cast
 
 import anyio
 import msgspec
@@ -20,16 +22,19 @@ from anyio.abc import TaskGroup
 
 from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext, brief_of
 from backend.agent.jobs.parts import attach_job, is_open_job_part, map_parts, settle_job, settled
+from backend.agent.tool_specs import decode_tool_args
 from backend.core.errors import BadToolArguments, Busy, HarnessError, ToolError
 from backend.core.ids import require_id
 from backend.core.ports import ChatStore, Clock, IdGen, JobStore
 from shared_contracts.chat import ChatRecord, ToolPart
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job, JobKind
-from shared_contracts.tools import DemoArgs, ResearchArgs, VisualArgs
+from shared_contracts.tools import JOB_TOOLS, DemoArgs, ResearchArgs, VisualArgs
 
 log = logging.getLogger(__name__)
 
 OnUpdate = Callable[[Job], Awaitable[None]]
+OnSubmitted = Callable[[str, str, str], Awaitable[None]]
+"""Told (chat id, job id, tool call id) once a tool part has its job."""
 INTERRUPTED = "interrupted by restart"
 NEVER_RECORDED = "interrupted by restart (the job was never recorded)"
 CANCELLED = "cancelled"
@@ -73,8 +78,10 @@ class JobRunner:
         max_global: int,
         timeout_s: float,
         on_start: OnUpdate | None = None,
+        on_submitted: OnSubmitted | None = None,
     ) -> None:
         self._chats, self._jobs, self._tg = chats, jobs, task_group
+        self._on_submitted = on_submitted
         self._on_start = on_start
         """Awaited in a job's task before it queues for its slot (a replay's hold point: a
         job its recording shows cancelled before it started waits there to be cancelled)."""
@@ -85,6 +92,26 @@ class JobRunner:
         self._per_chat: dict[str, tuple[anyio.CapacityLimiter, int]] = {}
         self._active: dict[str, _Active] = {}
         self._closed = False
+
+    async def spawn(self, chat_id: str, part: ToolPart) -> str:
+        """A job for a job tool part of the chat (its arguments decoded again, its brief set
+        in the chat's plan); the job's id. Raises as `submit`, or `ToolError` for a part
+        that is no job."""
+        kind = part.tool_name
+        args = decode_tool_args(kind, msgspec.json.encode(part.input).decode())
+        if kind not in JOB_TOOLS or not isinstance(args, JobArgs):
+            raise ToolError(f"{kind} is not a background job")
+        plan = (await self._chats.get(chat_id)).plan
+        context = SubAgentContext(
+            goal=plan.goal if plan else "",
+            plan_titles=tuple(n.title for n in plan.nodes) if plan else (),
+        )
+        job = await self.submit(
+            chat_id, part.tool_call_id, cast(JobKind, kind), args, context=context
+        )
+        if self._on_submitted is not None:
+            await self._on_submitted(chat_id, job.id, part.tool_call_id)
+        return job.id
 
     async def submit(
         self,
@@ -276,6 +303,7 @@ def create_job_runner(
     max_global: int = 4,
     timeout_s: float = 120.0,
     on_start: OnUpdate | None = None,
+    on_submitted: OnSubmitted | None = None,
 ) -> JobRunner:
     """A job runner whose jobs live on `task_group` (owned by the app's lifespan)."""
     return JobRunner(
@@ -290,4 +318,5 @@ def create_job_runner(
         max_global=max_global,
         timeout_s=timeout_s,
         on_start=on_start,
+        on_submitted=on_submitted,
     )

@@ -11,6 +11,7 @@ from datetime import datetime
 
 import msgspec
 
+from backend.core.answers import find_part
 from backend.core.errors import NoPendingQuestion
 from backend.core.ports import Clock, IdGen, TurnObserver
 from backend.core.record_ops import (
@@ -20,7 +21,6 @@ from backend.core.record_ops import (
     upsert_message,
 )
 from backend.core.views import public_part
-from backend.server.turn.answers import find_part
 from backend.server.turn.inputs import AnswerTurn, TurnInput, UserTurn
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.state import OpenTurn

@@ -8,12 +8,12 @@ import logging
 import anyio
 from anyio.abc import TaskGroup
 
+from backend.core.answers import prepare_answer
 from backend.core.errors import Busy
 from backend.core.pending import pending_question
 from backend.core.ports import TurnObserver
 from backend.core.record_ops import undelivered_job_parts
 from backend.server.hub import ChatHub
-from backend.server.turn.answers import prepare_answer
 from backend.server.turn.inputs import AnswerTurn, DeliverTurn, TurnInput, UserTurn
 from backend.server.turn.state import FrameSink
 from backend.server.turn.turns import Turns

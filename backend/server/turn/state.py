@@ -1,15 +1,13 @@
-"""The running turn's working state (the record on disk is the truth) and part helpers."""
+"""The running turn's working state (the record on disk is the truth)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import msgspec
-
-from shared_contracts.chat import Message, Part, TextPart, ToolPart
+from backend.core.record_ops import with_part
+from shared_contracts.chat import Message, Part, TextPart
 from shared_contracts.frames import ServerFrame
-from shared_contracts.tools import JOB_TOOLS, LEARNER_TOOLS
 
 FrameSink = Callable[[ServerFrame], Awaitable[None]]
 """Where a turn's frames go (the hub's `TurnSink`, or a list in tests)."""
@@ -46,26 +44,3 @@ class OpenTurn:
         if self.partial:
             self.add(TextPart(text="".join(self.partial)))
             self.partial.clear()
-
-
-def with_part(message: Message, part: Part) -> Message:
-    parts = list(message.parts)
-    if isinstance(part, ToolPart):
-        for index, existing in enumerate(parts):
-            if isinstance(existing, ToolPart) and existing.tool_call_id == part.tool_call_id:
-                parts[index] = part
-                return msgspec.structs.replace(message, parts=parts)
-    parts.append(part)
-    return msgspec.structs.replace(message, parts=parts)
-
-
-def shown(part: Part) -> bool:
-    """Whether the learner sees `part` in the conversation: text, an asked question, or a
-    job card (a plan change shows only in the plan; a rejected call not at all)."""
-    if isinstance(part, TextPart):
-        return bool(part.text.strip())
-    return (
-        isinstance(part, ToolPart)
-        and part.state != "output-error"
-        and part.tool_name in LEARNER_TOOLS | JOB_TOOLS
-    )
