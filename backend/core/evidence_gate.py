@@ -34,6 +34,9 @@ from shared_contracts.extraction import (
     FoundEdge,
     FoundProposition,
     ItemKind,
+    ProposedAttribution,
+    ProposedEdge,
+    ProposedProposition,
 )
 from shared_contracts.graph import AuditLine, Evidence, Speaker
 from shared_contracts.tools import GradedOutput, PlanOutput, ReplyOutput
@@ -242,44 +245,61 @@ def run_gate(
     at: datetime,
 ) -> GateResult:
     """Check every extractor item against the transcript `[0, upto)` (pure)."""
-    segments = transcript_segments(record, upto)
-    passages = passage_evidence(record, upto)
-    quizzes = {q.tool_call_id for q in quiz_probes(record, 0, upto)}
-    result = GateResult(findings=Findings())
-    found = result.findings
+    gate = _Gate(record, upto, run_id=run_id, at=at)
+    for prop in output.propositions:
+        gate.proposition(prop)
+    endpoints = gate.local_ids | set(known_nodes)
+    for edge in output.edges:
+        gate.edge(edge, endpoints)
+    for attribution in output.attributions:
+        gate.attribution(attribution, endpoints)
+    return gate.result
 
-    def drop(kind: ItemKind, item: str, why: _Drop) -> None:
-        result.audit.append(
+
+class _Gate:
+    """One run of the gate: what passed (`result.findings`), and an audit line per drop."""
+
+    def __init__(self, record: ChatRecord, upto: int, *, run_id: str, at: datetime) -> None:
+        self.record = record
+        self.run_id = run_id
+        self.at = at
+        self.segments = transcript_segments(record, upto)
+        self.passages = passage_evidence(record, upto)
+        self.quizzes = {q.tool_call_id for q in quiz_probes(record, 0, upto)}
+        self.result = GateResult(findings=Findings())
+        self.local_ids: set[str] = set()
+
+    def _drop(self, kind: ItemKind, item: str, why: _Drop) -> None:
+        self.result.audit.append(
             AuditLine(
-                run_id=run_id,
-                chat_id=record.id,
+                run_id=self.run_id,
+                chat_id=self.record.id,
                 stage="gate",
                 item_kind=kind,
                 item=item,
                 reason=why.reason,
                 detail=why.detail,
-                at=at,
+                at=self.at,
             )
         )
 
-    local_ids: set[str] = set()
-    for prop in output.propositions:
+    def proposition(self, prop: ProposedProposition) -> None:
         try:
-            if prop.local_id in local_ids:
+            if prop.local_id in self.local_ids:
                 raise _Drop("duplicate_id")
             if not prop.evidence:
                 raise _Drop("no_evidence")
             if prop.prerequisite and prop.kind == "misconception":
                 raise _Drop("misconception_prerequisite", "a wrong belief is shown, not rested on")
-            evidence = _locate_all(prop.evidence, segments)
+            evidence = _locate_all(prop.evidence, self.segments)
             if not prop.prerequisite and not any(e.speaker in LEARNER_SPEAKERS for e in evidence):
                 raise _Drop("wrong_speaker", "no quote from the learner or a graded answer")
         except _Drop as why:
-            drop("proposition", prop.local_id, why)
-            continue
-        local_ids.add(prop.local_id)
-        evidence += passages.get(prop.plan_node or "", [])
-        found.propositions.append(
+            self._drop("proposition", prop.local_id, why)
+            return
+        self.local_ids.add(prop.local_id)
+        evidence += self.passages.get(prop.plan_node or "", [])
+        self.result.findings.propositions.append(
             FoundProposition(
                 local_id=prop.local_id,
                 statement=prop.statement.strip(),
@@ -290,33 +310,33 @@ def run_gate(
                 prerequisite=prop.prerequisite,
             )
         )
-    endpoints = local_ids | set(known_nodes)
-    for edge in output.edges:
+
+    def edge(self, edge: ProposedEdge, endpoints: Collection[str]) -> None:
         try:
             if edge.from_ not in endpoints or edge.to not in endpoints:
                 raise _Drop("unknown_endpoint")
             if edge.from_ == edge.to:
                 raise _Drop("self_loop")
-            evidence = _locate_all(edge.evidence, segments)
+            evidence = _locate_all(edge.evidence, self.segments)
         except _Drop as why:
-            drop("edge", edge.key(), why)
-            continue
-        found.edges.append(
+            self._drop("edge", edge.key(), why)
+            return
+        self.result.findings.edges.append(
             FoundEdge(from_=edge.from_, to=edge.to, type=edge.type, evidence=evidence)
         )
-    for attribution in output.attributions:
+
+    def attribution(self, attribution: ProposedAttribution, endpoints: Collection[str]) -> None:
         try:
-            if attribution.tool_call_id not in quizzes:
+            if attribution.tool_call_id not in self.quizzes:
                 raise _Drop("unknown_tool_call")
             if attribution.target not in endpoints:
                 raise _Drop("unknown_endpoint")
-            evidence = _locate_all(attribution.evidence, segments)
+            evidence = _locate_all(attribution.evidence, self.segments)
         except _Drop as why:
-            drop("attribution", attribution.tool_call_id, why)
-            continue
-        found.attributions.append(
+            self._drop("attribution", attribution.tool_call_id, why)
+            return
+        self.result.findings.attributions.append(
             FoundAttribution(
                 tool_call_id=attribution.tool_call_id, target=attribution.target, evidence=evidence
             )
         )
-    return result

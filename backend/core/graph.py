@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from datetime import datetime
+from typing import Any
 
 from backend.core.graph_probes import done_marks, quiz_probes
 from backend.core.graph_snapshot import (
@@ -38,7 +40,7 @@ from backend.core.graph_state import (
 from backend.core.pending import foldable_upto
 from backend.core.ports import Clock, IdGen, LedgerBatch
 from shared_contracts.chat import ChatRecord
-from shared_contracts.extraction import Findings
+from shared_contracts.extraction import Findings, FoundEdge, FoundProposition
 from shared_contracts.graph import (
     AuditLine,
     EdgeLine,
@@ -97,17 +99,39 @@ def merge_resolving(
     ids: IdGen,
 ) -> tuple[LedgerBatch, dict[str, str]]:
     """`merge`, plus which node each of the findings' local ids became or matched."""
-    chat_id = record.id
-    now = clock.now()
-    batch = LedgerBatch()
-    # The batch folded in as it grows, so later items see earlier ones; an overlay, so
-    # `state` stays untouched and the cost stays with the session, not the graph.
-    work = state.overlay()
-    resolved: dict[str, str] = {}
-
+    merger = _Merger(state, record, run_id=run_id, now=clock.now(), ids=ids)
     # What the learner showed first: a chat that both rested on and showed a node maps it as
     # shown, and a prerequisite never takes a plan node's mapping key from a learned item.
     for prop in sorted(findings.propositions, key=lambda p: p.prerequisite):
+        merger.proposition(prop)
+    for edge in findings.edges:
+        merger.edge(edge)
+    attributed = {a.tool_call_id: merger.endpoint(a.target) for a in findings.attributions}
+    merger.probes(attributed)
+    return merger.finish(), merger.resolved
+
+
+class _Merger:
+    """One merge: the batch it builds, folded as it grows into an overlay of the state, so
+    later items see earlier ones while `state` stays untouched and the cost stays with the
+    session, not the graph."""
+
+    def __init__(
+        self, state: GraphState, record: ChatRecord, *, run_id: str, now: datetime, ids: IdGen
+    ) -> None:
+        self.state = state
+        self.record = record
+        self.chat_id = record.id
+        self.run_id = run_id
+        self.now = now
+        self.ids = ids
+        self.batch = LedgerBatch()
+        self.work = state.overlay()
+        self.resolved: dict[str, str] = {}
+        self.upto = foldable_upto(record)
+
+    def proposition(self, prop: FoundProposition) -> None:
+        work = self.work
         keys = [
             (prop.kind, k) for k in map(normalise_statement, [prop.statement, *prop.aliases]) if k
         ]
@@ -121,102 +145,110 @@ def merge_resolving(
             same = normalise_statement(work.nodes[node_id].statement) == keys[0][1]
             how = "statement" if same else "alias"
         if node_id is None:
-            node_id = ids.new("node")
-            aliases = [a for a in dict.fromkeys(prop.aliases) if a != prop.statement]
-            line = PropositionLine(
-                id=node_id,
-                statement=prop.statement,
-                kind=prop.kind,
-                aliases=aliases,
-                chat_id=chat_id,
-                created_at=now,
-                evidence=list(prop.evidence),
-            )
-            batch.propositions.append(line)
-            add_node(work, line)
-        resolved[prop.local_id] = node_id
-        local_id = _mapping_local_id(prop.local_id, prop.plan_node, run_id)
+            node_id = self._new_node(prop)
+        self.resolved[prop.local_id] = node_id
         mapping = MappingLine(
-            chat_id=chat_id,
-            local_id=local_id,
+            chat_id=self.chat_id,
+            local_id=_mapping_local_id(prop.local_id, prop.plan_node, self.run_id),
             node_id=node_id,
             how=how,
-            at=now,
+            at=self.now,
             prerequisite=prop.prerequisite,
         )
-        if supersedes(mapping, work.mappings.get((chat_id, node_id))):
-            batch.mappings.append(mapping)
+        if supersedes(mapping, work.mappings.get((self.chat_id, node_id))):
+            self.batch.mappings.append(mapping)
             add_mapping(work, mapping)
 
-    def endpoint(ref: str) -> str | None:
-        return resolved.get(ref) or (ref if ref in work.nodes else None)
+    def _new_node(self, prop: FoundProposition) -> str:
+        node_id = self.ids.new("node")
+        aliases = [a for a in dict.fromkeys(prop.aliases) if a != prop.statement]
+        line = PropositionLine(
+            id=node_id,
+            statement=prop.statement,
+            kind=prop.kind,
+            aliases=aliases,
+            chat_id=self.chat_id,
+            created_at=self.now,
+            evidence=list(prop.evidence),
+        )
+        self.batch.propositions.append(line)
+        add_node(self.work, line)
+        return node_id
 
-    for edge in findings.edges:
-        a, b = endpoint(edge.from_), endpoint(edge.to)
-        if a is None or b is None or a == b or chat_id in work.edges.get((a, b, edge.type), ()):
-            continue
-        edge_line = EdgeLine(
-            id=ids.new("edge"),
+    def endpoint(self, ref: str) -> str | None:
+        """The node a finding's local id became, or an existing node's id."""
+        return self.resolved.get(ref) or (ref if ref in self.work.nodes else None)
+
+    def edge(self, edge: FoundEdge) -> None:
+        a, b = self.endpoint(edge.from_), self.endpoint(edge.to)
+        if a is None or b is None or a == b:
+            return
+        if self.chat_id in self.work.edges.get((a, b, edge.type), ()):
+            return
+        line = EdgeLine(
+            id=self.ids.new("edge"),
             from_=a,
             to=b,
             type=edge.type,
-            chat_id=chat_id,
-            created_at=now,
+            chat_id=self.chat_id,
+            created_at=self.now,
             evidence=list(edge.evidence),
         )
-        batch.edges.append(edge_line)
-        add_edge(work, edge_line)
+        self.batch.edges.append(line)
+        add_edge(self.work, line)
 
-    upto = foldable_upto(record)
-    attributed = {a.tool_call_id: endpoint(a.target) for a in findings.attributions}
+    def _tagged(self, tag: str | None) -> str | None:
+        return self.work.local.get((self.chat_id, f"plan:{tag}")) if tag else None
 
-    def tagged(tag: str | None) -> str | None:
-        return work.local.get((chat_id, f"plan:{tag}")) if tag else None
+    def probes(self, attributed: dict[str, str | None]) -> None:
+        """The record's quiz answers and done marks, as events (each once, by its ref)."""
+        for quiz in quiz_probes(self.record, 0, self.upto):
+            # A tag that resolves wins; the extractor's judgment only fills the gaps.
+            node = self._tagged(quiz.node_tag) or attributed.get(quiz.tool_call_id)
+            self._event(
+                quiz.tool_call_id,
+                node_id=node,
+                kind="quiz_correct" if quiz.correct else "quiz_incorrect",
+                at=quiz.at,
+                question=quiz.question,
+                answer=quiz.answer,
+                expected=quiz.expected,
+                correct=quiz.correct,
+                confidence=quiz.confidence,
+            )
+        for mark in done_marks(self.record, 0, self.upto):
+            self._event(
+                mark.tool_call_id,
+                node_id=self._tagged(mark.node_tag),
+                kind="marked_done",
+                at=mark.at,
+                question=mark.note,
+            )
 
-    for quiz in quiz_probes(record, 0, upto):
-        ref = f"{chat_id}:{quiz.tool_call_id}"
-        if ref in work.events:
-            continue
-        # A tag that resolves wins; the extractor's judgment only fills the gaps.
-        node = tagged(quiz.node_tag) or attributed.get(quiz.tool_call_id)
+    def _event(self, tool_call_id: str, **fields: Any) -> None:
+        ref = f"{self.chat_id}:{tool_call_id}"
+        if ref in self.work.events:
+            return
         event = EventLine(
-            id=ids.new("event"),
+            id=self.ids.new("event"),
             ref=ref,
-            chat_id=chat_id,
-            node_id=node,
-            kind="quiz_correct" if quiz.correct else "quiz_incorrect",
-            at=quiz.at,
-            tool_call_id=quiz.tool_call_id,
-            question=quiz.question,
-            answer=quiz.answer,
-            expected=quiz.expected,
-            correct=quiz.correct,
-            confidence=quiz.confidence,
+            chat_id=self.chat_id,
+            tool_call_id=tool_call_id,
+            **fields,
         )
-        batch.events.append(event)
-        add_event(work, event)
-    for mark in done_marks(record, 0, upto):
-        ref = f"{chat_id}:{mark.tool_call_id}"
-        if ref in work.events:
-            continue
-        event = EventLine(
-            id=ids.new("event"),
-            ref=ref,
-            chat_id=chat_id,
-            node_id=tagged(mark.node_tag),
-            kind="marked_done",
-            at=mark.at,
-            tool_call_id=mark.tool_call_id,
-            question=mark.note,
-        )
-        batch.events.append(event)
-        add_event(work, event)
+        self.batch.events.append(event)
+        add_event(self.work, event)
 
-    if not batch.is_empty() or state.folded_at(chat_id) != upto:
-        batch.sessions.append(
-            SessionCheckpoint(chat_id=chat_id, folded_at=upto, run_id=run_id, at=now)
-        )
-    return batch, resolved
+    def finish(self) -> LedgerBatch:
+        """The batch, with the chat's checkpoint when anything changed or it moved on."""
+        batch = self.batch
+        if not batch.is_empty() or self.state.folded_at(self.chat_id) != self.upto:
+            batch.sessions.append(
+                SessionCheckpoint(
+                    chat_id=self.chat_id, folded_at=self.upto, run_id=self.run_id, at=self.now
+                )
+            )
+        return batch
 
 
 def with_audit(batch: LedgerBatch, audit: Iterable[AuditLine]) -> LedgerBatch:

@@ -119,20 +119,7 @@ def render_graph_context(snapshot: GraphSnapshot, *, max_tokens: int = 2000) -> 
         note = f"- ... {total - len(shown)} more nodes not shown\n"
         lines.append(note)
         used += len(note)
-    edge_lines = [
-        f"- `{e.from_}` {e.type} `{e.to}`\n"
-        for e in snapshot.edges
-        if e.from_ in shown and e.to in shown
-    ]
-    title = "### Dependencies (a requires b: learn b first)\n"
-    if edge_lines and used + len(title) + len(edge_lines[0]) <= budget:
-        lines.append(title)
-        used += len(title)
-        for line in edge_lines:
-            if used + len(line) > budget:
-                break
-            lines.append(line)
-            used += len(line)
+    lines += _dependencies(snapshot, shown, budget - used)
     markdown = "".join(lines).rstrip("\n")
     return GraphContext(
         markdown=markdown,
@@ -140,3 +127,24 @@ def render_graph_context(snapshot: GraphSnapshot, *, max_tokens: int = 2000) -> 
         nodes_shown=len(shown),
         tokens_estimate=estimate_tokens(markdown),
     )
+
+
+def _dependencies(snapshot: GraphSnapshot, shown: set[str], room: int) -> list[str]:
+    """The edges between shown nodes, under their title, as many as fit in `room`
+    characters (none, title included, when not even the first fits)."""
+    edge_lines = [
+        f"- `{e.from_}` {e.type} `{e.to}`\n"
+        for e in snapshot.edges
+        if e.from_ in shown and e.to in shown
+    ]
+    title = "### Dependencies (a requires b: learn b first)\n"
+    if not edge_lines or len(title) + len(edge_lines[0]) > room:
+        return []
+    out = [title]
+    used = len(title)
+    for line in edge_lines:
+        if used + len(line) > room:
+            break
+        out.append(line)
+        used += len(line)
+    return out

@@ -51,24 +51,7 @@ class Cassette:
         self.changed = anyio.Event()
         self.fork_turn = fork_turn
         self.fork_seq = fork_seq_of(events, fork_turn)
-        counts: dict[tuple[str, str], int] = defaultdict(int)
-        pending: list[tuple[int, str]] = []
-        for event in events:
-            self.first_seq.setdefault(event.scope, event.seq)
-            if isinstance(event, ClockEvent):
-                self.clocks[(event.scope, counts[(event.scope, "clock")])] = event.value
-                counts[(event.scope, "clock")] += 1
-            elif isinstance(event, IdEvent):
-                self.ids[(event.scope, counts[(event.scope, "id")])] = event
-                counts[(event.scope, "id")] += 1
-            elif isinstance(event, ModelCallEvent):
-                self.calls[event.key] = event
-            elif isinstance(event, CheckpointEvent) and event.cut_after_sync >= 0:
-                self.landings[event.scope] = event.cut_after_sync
-            if is_sync(event) and event.seq < self.fork_seq:
-                self.sync_seqs[event.scope].append(event.seq)
-                pending.append((event.seq, event.scope))
-        self.pending = sorted(pending)
+        self.pending = self._index(events)
         self._done: set[int] = set()
         self.closed = False
         self.aborts, self.shutdown_cuts = cancellations(events, self.fork_seq)
@@ -100,6 +83,28 @@ class Cassette:
             self.landings.update(self.shutdown.landings)
         self.parked: dict[str, int] = {}
         """Units waiting at a sync point recorded after a cancellation path began."""
+
+    def _index(self, events: Sequence[AnyTraceEvent]) -> list[tuple[int, str]]:
+        """File the recorded values by unit and ordinal; the sync points, in recorded
+        order, as (seq, unit)."""
+        counts: dict[tuple[str, str], int] = defaultdict(int)
+        pending: list[tuple[int, str]] = []
+        for event in events:
+            self.first_seq.setdefault(event.scope, event.seq)
+            if isinstance(event, ClockEvent):
+                self.clocks[(event.scope, counts[(event.scope, "clock")])] = event.value
+                counts[(event.scope, "clock")] += 1
+            elif isinstance(event, IdEvent):
+                self.ids[(event.scope, counts[(event.scope, "id")])] = event
+                counts[(event.scope, "id")] += 1
+            elif isinstance(event, ModelCallEvent):
+                self.calls[event.key] = event
+            elif isinstance(event, CheckpointEvent) and event.cut_after_sync >= 0:
+                self.landings[event.scope] = event.cut_after_sync
+            if is_sync(event) and event.seq < self.fork_seq:
+                self.sync_seqs[event.scope].append(event.seq)
+                pending.append((event.seq, event.scope))
+        return sorted(pending)
 
     def live(self, key: str) -> bool:
         if self.fork_turn is None:

@@ -98,52 +98,39 @@ def apply_verdicts(
     edges / attributions whose endpoint was dropped (`endpoint_dropped`)."""
     judged = {(v.item_kind, v.item): v for v in verdicts.verdicts}
     out = Audited(findings=Findings())
-    lines = out.audit
+
+    def drop(kind: ItemKind, item: str, reason: str, detail: str = "") -> None:
+        line = AuditLine(
+            run_id=run_id,
+            chat_id=chat_id,
+            stage="auditor",
+            item_kind=kind,
+            item=item,
+            reason=reason,
+            detail=detail[:500],
+            at=at,
+        )
+        out.audit.append(line)
 
     def keep(kind: ItemKind, item: str) -> bool:
         verdict = judged.get((kind, item))
         if verdict is not None and verdict.supported:
             return True
-        reason, detail = ("unsupported", verdict.reason) if verdict else ("not_judged", "")
-        lines.append(
-            AuditLine(
-                run_id=run_id,
-                chat_id=chat_id,
-                stage="auditor",
-                item_kind=kind,
-                item=item,
-                reason=reason,
-                detail=detail[:500],
-                at=at,
-            )
-        )
+        drop(kind, item, *(("unsupported", verdict.reason) if verdict else ("not_judged",)))
         return False
-
-    def cascade(kind: ItemKind, item: str) -> None:
-        lines.append(
-            AuditLine(
-                run_id=run_id,
-                chat_id=chat_id,
-                stage="auditor",
-                item_kind=kind,
-                item=item,
-                reason="endpoint_dropped",
-                at=at,
-            )
-        )
 
     props = [p for p in findings.propositions if keep("proposition", p.local_id)]
     alive = {p.local_id for p in props} | set(known_nodes)
     edges = []
     for edge in findings.edges:
         if edge.from_ not in alive or edge.to not in alive:
-            cascade("edge", edge.key())
+            drop("edge", edge.key(), "endpoint_dropped")
         elif keep("edge", edge.key()):
             edges.append(edge)
     attributions = []
     for attribution in findings.attributions:
         if attribution.target not in alive:
-            cascade("attribution", attribution.tool_call_id)
+            drop("attribution", attribution.tool_call_id, "endpoint_dropped")
         elif keep("attribution", attribution.tool_call_id):
             attributions.append(attribution)
     out.findings = replace(findings, propositions=props, edges=edges, attributions=attributions)

@@ -3,6 +3,8 @@ the plan tree and the graded quizzes, with quotes taken verbatim from the transc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from backend.agent.extraction.stages import AuditInput, ExtractionInput
 from backend.agent.offline.lessons import Lesson, lesson_for_goal, load_lessons
 from backend.core.evidence_gate import render_answer
@@ -78,6 +80,18 @@ class OfflineExtractor:
             and (n.id in evidence or n.parent in evidence)
         ]
         lesson = self._lesson(plan.goal) if plan and evidence else None
+        self._prerequisites(lesson, evidence, propositions, edges)
+        return ExtractorOutput(propositions=propositions, edges=edges, attributions=[])
+
+    @staticmethod
+    def _prerequisites(
+        lesson: Lesson | None,
+        evidence: Mapping[str, object],
+        propositions: list[ProposedProposition],
+        edges: list[ProposedEdge],
+    ) -> None:
+        """What each shown plan node of the lesson rests on: a prerequisite proposition
+        (quoted from the lesson's teaching) and a `requires` edge to it, appended."""
         taught = {n.id: n for n in (lesson.nodes if lesson else [])}
         for node_id in evidence:
             rests_on = taught[node_id].rests_on if node_id in taught else []
@@ -94,7 +108,6 @@ class OfflineExtractor:
                     )
                 )
                 edges.append(ProposedEdge(from_=f"plan-{node_id}", to=local_id, type="requires"))
-        return ExtractorOutput(propositions=propositions, edges=edges, attributions=[])
 
 
 class OfflineAuditor:

@@ -209,29 +209,7 @@ class ExtractionPipeline:
             folded_at=upto,
             stats=stats,
         )
-        log.info(
-            "[extraction %s] chat=%s messages=%d..%d new_nodes=%d merged=%d edges=%d events=%d"
-            " dropped_by_gate=%d dropped_by_auditor=%d",
-            run_id,
-            chat_id,
-            start,
-            upto,
-            report.new_nodes,
-            report.merged,
-            report.new_edges,
-            report.new_events,
-            report.dropped_by_gate,
-            report.dropped_by_auditor,
-        )
-        for line in [*gated.audit, *audited.audit]:
-            log.info(
-                "[extraction %s] drop %s %s %s: %s",
-                run_id,
-                line.stage,
-                line.item_kind,
-                line.item,
-                line.reason,
-            )
+        _log(report, start, [*gated.audit, *audited.audit])
         await self._trace(chat_id, run_id, output, gated.audit, audited.audit, report)
         return report
 
@@ -263,6 +241,33 @@ class ExtractionPipeline:
             await self._traces.append(chat_id, [event])
         except Exception as exc:  # the ledgers are written; a trace failure must not undo that
             log.warning("[extraction %s] trace not recorded: %s", run_id, exc)
+
+
+def _log(report: ExtractionReport, start: int, drops: list[AuditLine]) -> None:
+    """One line for the run, one per dropped item."""
+    log.info(
+        "[extraction %s] chat=%s messages=%d..%d new_nodes=%d merged=%d edges=%d events=%d"
+        " dropped_by_gate=%d dropped_by_auditor=%d",
+        report.run_id,
+        report.chat_id,
+        start,
+        report.folded_at,
+        report.new_nodes,
+        report.merged,
+        report.new_edges,
+        report.new_events,
+        report.dropped_by_gate,
+        report.dropped_by_auditor,
+    )
+    for line in drops:
+        log.info(
+            "[extraction %s] drop %s %s %s: %s",
+            report.run_id,
+            line.stage,
+            line.item_kind,
+            line.item,
+            line.reason,
+        )
 
 
 def create_extraction_pipeline(
