@@ -10,7 +10,7 @@ import msgspec
 
 from backend.core.errors import ModelError, NotFound
 from backend.core.ports import LedgerBatch, LedgerCursor
-from backend.core.views import chat_summary
+from backend.core.summaries import chat_summary
 from shared_contracts.chat import ChatRecord, ChatSummary
 from shared_contracts.jobs import Job
 from shared_contracts.model_io import (

@@ -6,10 +6,6 @@ Every quiz tool part sent to a client (snapshot, tool_call, tool_result) passes 
 
 from __future__ import annotations
 
-from collections.abc import Sized
-from datetime import datetime
-from typing import Protocol
-
 import msgspec
 
 from backend.core.errors import MALFORMED_CALL
@@ -17,7 +13,6 @@ from backend.core.pending import pending_question
 from backend.core.questions import public_view
 from shared_contracts.chat import (
     ChatRecord,
-    ChatSummary,
     ChatView,
     Message,
     Part,
@@ -104,40 +99,5 @@ def chat_view(record: ChatRecord, *, offline: bool, turn_running: bool = False) 
         pending_question=pending_question(record),
         turn_running=turn_running,
         turns=record.turns,
-        material_id=record.material_id,
-    )
-
-
-class SummaryFields(Protocol):
-    """What a chat summary is made of: a `ChatRecord`, or just its top-level fields."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def created_at(self) -> datetime: ...
-    @property
-    def updated_at(self) -> datetime: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def turns(self) -> int: ...
-    @property
-    def messages(self) -> Sized: ...
-    @property
-    def material_id(self) -> str | msgspec.UnsetType: ...
-
-
-def chat_summary(record: SummaryFields) -> ChatSummary:
-    """The chat as a listing shows it (the one place a `ChatSummary` is built)."""
-    return ChatSummary(
-        id=record.id,
-        title=record.title,
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        model=record.model,
-        turns=record.turns,
-        messages=len(record.messages),
         material_id=record.material_id,
     )

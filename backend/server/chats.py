@@ -6,7 +6,8 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 
 from backend.core.ports import ChatStore, Clock, IdGen, TurnObserver
-from backend.core.views import chat_summary, chat_view
+from backend.core.summaries import chat_summary
+from backend.core.views import chat_view
 from backend.server.turn.turns import Turns
 from shared_contracts.chat import UNTITLED, ChatRecord, ChatSummary, ChatView
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 
 from backend.core.errors import CorruptRecord
-from backend.core.views import chat_summary
+from backend.core.summaries import chat_summary
 from backend.store.chat_encoding import ChatEncoder
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.record_cache import CacheView

@@ -9,7 +9,7 @@ from litestar import WebSocket, websocket
 from litestar.testing import create_test_client
 
 from backend.server.hub import ChatHub
-from backend.server.ws import PASS_THROUGH_SENDS, server_send
+from backend.server.ws_send import PASS_THROUGH_SENDS, server_send
 from backend.tracing.tracer import Tracer
 from backend.tracing.units import entered
 from shared_contracts.frames import Pong, TextDelta
