@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from backend.cli.errors import CliError
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     from backend.server.settings import Settings
 
+log = logging.getLogger("harness.cli")
 MODEL_PROBE_SECONDS = 15
 
 
@@ -27,7 +29,8 @@ def missing_provider_keys(model: str) -> list[str]:
     with contextlib.redirect_stdout(io.StringIO()):  # litellm prints a provider list
         try:
             found = litellm.validate_environment(model=model)
-        except Exception:
+        except Exception as exc:  # a hint only: no hint rather than a traceback
+            log.debug("litellm could not check %s's keys: %s", model, exc)
             return []
     return [k for k in found.get("missing_keys") or [] if k.endswith("_KEY")]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from backend.core.errors import HarnessError
 from backend.core.ports import ChatStore, SystemPrompt
 from backend.tracing.hashing import GraphHasher, TranscriptHasher, digest
 from backend.tracing.player import Player
@@ -253,7 +254,7 @@ class TraceHooks:
         async def make() -> InboundFrameEvent:
             try:
                 turn = await self._turns(chat_id)
-            except Exception:
+            except (HarnessError, OSError):  # no chat to read (the frame is refused): turn 0
                 turn = 0
             return InboundFrameEvent(seq=0, turn=turn, frame=text)
 
