@@ -256,27 +256,7 @@ class SnapshotDeriver:
             probes, correct, incorrect = old.probes, old.correct, old.incorrect
         new = self._pending.pop(node_id, None)
         if new:
-            new = _in_time_order(new)
-            for event in new:
-                if event.correct:
-                    correct += 1
-                elif event.correct is False:
-                    incorrect += 1
-            events = self._events.get(node_id)
-            card = self._cards.get(node_id)
-            if events is None:
-                events, probes = new, _probes(new)
-                card = self._memory.fold(new)
-            elif _at_ref(new[0]) < _at_ref(events[-1]):  # older than some: place them all
-                events = _in_time_order(events + new)
-                probes = _probes(events)
-                card = self._memory.fold(events)
-            else:
-                events, probes = events + new, probes + _probes(new)
-                card = self._memory.fold(new, card)
-            self._events[node_id] = events
-            if card is not None:
-                self._cards[node_id] = card
+            probes, correct, incorrect = self._fold_new(node_id, new, probes, correct, incorrect)
         chats = self._chats.get(node_id)
         if not chats:
             sessions = [line.chat_id]
@@ -316,6 +296,39 @@ class SnapshotDeriver:
             memory=memory,
             resolution=resolved,
         )
+
+    def _fold_new(
+        self,
+        node_id: str,
+        new: list[EventLine],
+        probes: list[Probe],
+        correct: int,
+        incorrect: int,
+    ) -> tuple[list[Probe], int, int]:
+        """A node's probes and counts with its events not yet folded (`new`), its events and
+        memory card kept up to date."""
+        new = _in_time_order(new)
+        for event in new:
+            if event.correct:
+                correct += 1
+            elif event.correct is False:
+                incorrect += 1
+        events = self._events.get(node_id)
+        card = self._cards.get(node_id)
+        if events is None:
+            events, probes = new, _probes(new)
+            card = self._memory.fold(new)
+        elif _at_ref(new[0]) < _at_ref(events[-1]):  # older than some: place them all
+            events = _in_time_order(events + new)
+            probes = _probes(events)
+            card = self._memory.fold(events)
+        else:
+            events, probes = events + new, probes + _probes(new)
+            card = self._memory.fold(new, card)
+        self._events[node_id] = events
+        if card is not None:
+            self._cards[node_id] = card
+        return probes, correct, incorrect
 
     def _derive_edges(self, state: GraphState) -> list[GraphEdge]:
         nodes, edges = state.nodes, self._edges

@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING
 from backend.store.errors import SchemaTooNew
 
 if TYPE_CHECKING:
-    from backend.store.pg.database import Connection
+    from psycopg import AsyncConnection
+    from psycopg.rows import TupleRow
+
+    Connection = AsyncConnection[TupleRow]  # as `database.Connection` (no import back)
 
 MIGRATION_LOCK = 0x6C68_0001  # pg_advisory_xact_lock key: one migrating process at a time
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
