@@ -7,8 +7,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from backend.agent.extraction.channels import GraphReader
 from backend.core.errors import ImportConflict
-from backend.server.graph_service import GraphReader
 from backend.server.stores import build_stores, verify
 from tests.portability.helpers import (
     digest,

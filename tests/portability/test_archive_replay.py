@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from backend.server.replay import run_replay
+from backend.replay.runner import run_replay
 from backend.server.stores import build_stores
 from tests.portability.helpers import GOLDENS, export_bytes, golden_copy, import_bytes
 

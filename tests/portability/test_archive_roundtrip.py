@@ -7,9 +7,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from backend.agent.extraction.channels import GraphReader
 from backend.core.errors import ImportRefused
 from backend.portability.archive import load_learner
-from backend.server.graph_service import GraphReader
 from backend.server.stores import build_stores, verify
 from tests.portability.helpers import (
     GOLDENS,

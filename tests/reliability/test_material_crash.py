@@ -15,14 +15,15 @@ import time
 import pytest
 
 from backend.store.file_material_store import INDEX_FILE, FileMaterialStore
-from backend.store.fileops import CRASH_EXIT_CODE
+from tests.reliability.crashing_fileops import CRASH_EXIT_CODE
 
 SETUP = """
 import asyncio, os, sys
 from datetime import UTC, datetime
 from backend.ingest import read_document
 from backend.store.file_material_store import INDEX_FILE, FileMaterialStore
-from backend.store.fileops import CrashingFileOps, OsFileOps
+from backend.store.fileops import OsFileOps
+from tests.reliability.crashing_fileops import CrashingFileOps
 from shared_contracts.materials import Material
 
 root = sys.argv[1]
