@@ -41,7 +41,7 @@ async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Serv
     await expect(unseen).to_have_css("border-top-style", "dashed")
     await expect(page.get_by_label("Legend")).to_contain_text("not yet seen")
     await unseen.click()
-    await expect(page.locator("#node-note")).to_contain_text("Not yet seen")
+    await expect(page.locator("#node-note")).to_contain_text("Not yet seen", timeout=30_000)
     await expect(page.locator("#practise-this")).to_have_text("Learn this")
 
     # Enter on a focused node opens its panel and takes focus there (past every other
