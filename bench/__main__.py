@@ -48,30 +48,36 @@ def run(ids: list[str], *, quick: bool, rounds: int | None, out: Path) -> tuple[
         ctx = BenchContext(Path(tmp), quick=quick)
         if rounds is not None and not quick:
             ctx.rounds = rounds
-        for bench_id in ids:
-            started = time.perf_counter()
-            print(f"running {bench_id} …", flush=True)
-            try:
-                got = load(bench_id)(ctx)
-            except Exception as exc:
-                traceback.print_exc()
-                got = [not_runnable(bench_id, "crashed", f"{type(exc).__name__}: {exc}")]
-            for result in got:
-                result.extra["seconds"] = round(time.perf_counter() - started, 2)
-                if BUSY_RETRIES[0]:
-                    result.extra["busy_retries"] = BUSY_RETRIES[0]
-                    result.note = (result.note + "; " if result.note else "") + (
-                        f"{BUSY_RETRIES[0]} turn(s) refused as busy right after turn_finished"
-                        " (retried)"
-                    )
-            BUSY_RETRIES[0] = 0
-            results.extend(got)
+        try:
+            _run_each(ctx, ids, results)
+        finally:
+            ctx.close()
         info["rounds"] = ctx.rounds
     info["loadavg_end"] = list(os.getloadavg())
     payload = {"machine": info, "quick": quick, "results": [r.to_json() for r in results]}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(_clean(payload), indent=2, ensure_ascii=False) + "\n")
     return results, info
+
+
+def _run_each(ctx: BenchContext, ids: list[str], results: list[Result]) -> None:
+    for bench_id in ids:
+        started = time.perf_counter()
+        print(f"running {bench_id} …", flush=True)
+        try:
+            got = load(bench_id)(ctx)
+        except Exception as exc:
+            traceback.print_exc()
+            got = [not_runnable(bench_id, "crashed", f"{type(exc).__name__}: {exc}")]
+        for result in got:
+            result.extra["seconds"] = round(time.perf_counter() - started, 2)
+            if BUSY_RETRIES[0]:
+                result.extra["busy_retries"] = BUSY_RETRIES[0]
+                result.note = (result.note + "; " if result.note else "") + (
+                    f"{BUSY_RETRIES[0]} turn(s) refused as busy right after turn_finished (retried)"
+                )
+        BUSY_RETRIES[0] = 0
+        results.extend(got)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,11 +36,23 @@ class BenchContext:
     rounds: int = 7
     pin: bool = True
     _graphs: dict[str, tuple[Path, LedgerBatch]] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)
+    """What several benchmarks of a run share (e.g. the browser rows' servers)."""
+    _closers: list[Callable[[], Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.quick:
             self.rounds = 1
             self.pin = False
+
+    def on_close(self, stop: Callable[[], Any]) -> None:
+        """Call `stop` when the run ends (last registered, first called)."""
+        self._closers.append(stop)
+
+    def close(self) -> None:
+        """Stop what the run's benchmarks left running for each other."""
+        while self._closers:
+            self._closers.pop()()
 
     def sizes(self, name: str) -> Sizes:
         """The sizes of data set `name` ("full" = 10k/20k/100k, "1k", "slice" = 150)."""

@@ -1,4 +1,6 @@
-"""B5: 50 chats start a turn at once (instant model, 100 tokens) — p99 turn latency.
+"""B5: 50 chats start a turn at once (instant model, 100 tokens) on one pinned CPU: the
+median of the per-round ratios of the p99 turn latency (no absolute goal: the same code's
+p99 was 86 ms on one machine and 331 ms on another the same week; issue 24).
 
 Subject: the real app with durable file stores. Floor: a minimal Litestar WebSocket turn
 with the same model and frames but no persistence, no tools and no record
@@ -20,7 +22,7 @@ from bench.wsclient import close_all, create_chats, open_chat, open_ws, run_asyn
 
 MS = 1000.0
 TOKENS = 100
-P99_LIMIT_MS = 60.0
+RATIO_LIMIT = 2.5
 
 
 async def _burst(sockets, latencies: list[float]) -> None:
@@ -60,7 +62,7 @@ def bench_b5(ctx: BenchContext) -> list[Result]:
         floor=floors,
         subject=subjects,
         subject_samples=pooled,
-        goal=f"≤ 2× floor and ≤ {P99_LIMIT_MS:.0f} ms p99",
+        goal=f"≤ {RATIO_LIMIT}× floor (median of the per-round ratios)",
         extra={
             "tokens": TOKENS,
             "subject_p50_ms": percentile(pooled, 50),
@@ -68,10 +70,8 @@ def bench_b5(ctx: BenchContext) -> list[Result]:
             "floor_p99_ms": percentile(pooled_floor, 99),
         },
     )
-    result.checks = [
-        Check("ratio", result.ratio_median, 2.0),
-        Check("p99 ms", result.subject_p99, P99_LIMIT_MS),
-    ]
+    result.checks = [Check("ratio", result.ratio_median, RATIO_LIMIT)]
+    result.note = f"p99 of the per-round ratios {result.ratio_p99:.2f}×"
     return [result]
 
 

@@ -20,7 +20,16 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "B9": ("bench.graph_bench", "bench_b9"),
     "B10": ("bench.graph_bench", "bench_b10"),
     "B11": ("bench.graph_bench", "bench_b11"),
+    "B12": ("bench.browser_bench", "bench_b12"),
+    "B13": ("bench.browser_bench", "bench_b13"),
+    "B14": ("bench.browser_bench", "bench_b14"),
+    "B15": ("bench.startup_bench", "bench_b15"),
 }
+
+
+BROWSER = frozenset({"B12", "B13", "B14"})
+"""Rows that drive headless Chromium through the Reflex UI (their smoke test is a browser
+test: it compiles the UI)."""
 
 
 def load(bench_id: str) -> Callable[[BenchContext], list[Result]]:

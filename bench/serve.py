@@ -11,8 +11,10 @@ permessage-deflate), so floors and subjects differ only in the app. Kinds:
               no persistence, no tools, no record
 - `rawsse`    bare ASGI WebSocket; `push N` streams N chunks from the fake OpenAI server
               with raw httpx + a typed msgspec SSE parse and sends one frame per chunk
-- `fakeopenai` the loopback fake OpenAI server (tests/agents/fake_openai.py); the last user
-              message `tokens:N` asks for N text chunks
+- `litellmloop` bare ASGI WebSocket; `push N` runs litellm's own stream loop alone
+              (`acompletion` + iterating its chunks) against the fake OpenAI server
+- `fakeopenai` the loopback fake OpenAI server (tests/agents/fake_openai.py) answering as
+              `bench.fake_tutor` scripts it: `tokens:N` asks for N text chunks
 
 Control protocol on stdin/stdout: the process prints `READY <port>`, then answers `cpu`
 (process CPU seconds, every thread), `rss` (resident bytes after a collection and
@@ -179,6 +181,48 @@ def raw_sse_pusher(base_url: str) -> Any:
     return push
 
 
+LOOP_MODEL = "openai/fake"
+
+
+def litellm_loop_kwargs(base_url: str, n: int) -> dict[str, Any]:
+    """The keyword arguments `LitellmChatModel` gives `litellm.acompletion` for a `tokens:n`
+    user message (without tools: the fake answers text only)."""
+    return {
+        "model": LOOP_MODEL,
+        "messages": [{"role": "user", "content": f"tokens:{n}"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "timeout": 60.0,
+        "max_retries": 0,
+        "api_base": base_url,
+        "api_key": "bench",
+    }
+
+
+async def litellm_loop(base_url: str, n: int, **extra: Any) -> int:
+    """litellm's own stream loop: one `acompletion` of a `tokens:n` stream and every chunk
+    it yields, iterated to the end and dropped (B4's floor). Returns the chunk count."""
+    import litellm
+
+    response = await litellm.acompletion(**{**litellm_loop_kwargs(base_url, n), **extra})
+    count = 0
+    async for _ in response:
+        count += 1
+    return count
+
+
+def litellm_loop_pusher(base_url: str) -> Any:
+    """`push N` for the B4 floor: litellm's stream loop alone, no frame per chunk."""
+    from backend.agent.litellm_model import LitellmChatModel
+
+    LitellmChatModel(LOOP_MODEL, api_base=base_url)  # litellm imported and frozen as in the app
+
+    async def push(n: int, send: Any) -> None:
+        await litellm_loop(base_url, n)
+
+    return push
+
+
 def turn_floor_app() -> Any:
     """B5's floor: a Litestar WebSocket that runs the instant model per `user_message` and
     sends turn_started, one text_delta per chunk, turn_finished — nothing persisted."""
@@ -281,30 +325,26 @@ def serve_uvicorn(app: Any) -> None:
 
 
 def serve_fake_openai() -> None:
-    from tests.agents.fake_openai import Stream, finish_chunk, text_chunks
-
-    def reply(body: dict) -> Stream:
-        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        content = users[-1].get("content", "") if users else ""
-        n = tokens_asked(content if isinstance(content, str) else "")
-        # Distinct chunks: litellm aborts a stream that repeats one chunk many times.
-        return Stream([*text_chunks(*(f"t{i} " for i in range(n))), *finish_chunk("stop")])
-
+    from bench.fake_tutor import tutor_reply
     from tests.agents.fake_openai import FakeOpenAI
 
     done = threading.Event()
-    with FakeOpenAI(default=reply) as fake:
+    with FakeOpenAI(default=tutor_reply) as fake:
         print(f"READY {fake.port}", flush=True)
         control(done.set)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.serve")
-    parser.add_argument("kind", choices=["echo", "app", "turnfloor", "rawsse", "fakeopenai"])
+    parser.add_argument(
+        "kind", choices=["echo", "app", "turnfloor", "rawsse", "litellmloop", "fakeopenai"]
+    )
     parser.add_argument("--cpu", type=int, default=None, help="pin this process to one CPU")
     parser.add_argument("--data", type=Path, default=None, help="data dir (app)")
     parser.add_argument("--litellm", default=None, help="fake OpenAI base URL (app)")
-    parser.add_argument("--upstream", default=None, help="fake OpenAI base URL (rawsse)")
+    parser.add_argument(
+        "--upstream", default=None, help="fake OpenAI base URL (rawsse, litellmloop)"
+    )
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})  # before any thread exists: they all inherit it
@@ -314,6 +354,8 @@ def main(argv: list[str] | None = None) -> None:
         serve_uvicorn(bare_ws_app(_push_frames))
     elif args.kind == "rawsse":
         serve_uvicorn(bare_ws_app(raw_sse_pusher(args.upstream)))
+    elif args.kind == "litellmloop":
+        serve_uvicorn(bare_ws_app(litellm_loop_pusher(args.upstream)))
     elif args.kind == "turnfloor":
         serve_uvicorn(turn_floor_app())
     else:
