@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -46,32 +47,64 @@ async def _pump(outbox: asyncio.Queue[bytes], ws: Any) -> None:
         await ws.send(frame.decode())
 
 
+class _Closed:
+    """What the receiver leaves in the inbox when the socket ends (`error` re-raised)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def _receive(ws: Any, inbox: asyncio.Queue[Any]) -> None:
+    """Decodes every frame into `inbox` as it arrives, then the socket's end."""
+    try:
+        while True:
+            inbox.put_nowait(decode(await ws.recv()))
+    except Exception as exc:  # ConnectionClosed and transport errors: the reader reconnects
+        inbox.put_nowait(_Closed(exc))
+
+
 async def _read(ws: Any, apply: Apply, flush_seconds: float, idle_seconds: float) -> bool:
-    """Reads until the socket closes (True: reconnect) or `apply` says stop (False)."""
+    """Reads until the socket closes (True: reconnect) or `apply` says stop (False).
+
+    What has arrived is applied together: at once when it holds anything but token deltas,
+    or when the last apply was `flush_seconds` ago or more (so a turn's first token shows
+    at once, and the ones after it at most every `flush_seconds`); otherwise the deltas wait
+    for the rest of that interval."""
     loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
+    receiver = asyncio.create_task(_receive(ws, inbox))
     batch: list[Any] = []
-    started = 0.0
-    while True:
-        wait = flush_seconds - (loop.time() - started)
-        timeout = max(0.0, wait) if batch else idle_seconds
-        try:
-            raw = await asyncio.wait_for(ws.recv(), timeout)
-        except TimeoutError:
+    applied_at = -math.inf
+    try:
+        while True:
+            due = applied_at + flush_seconds - loop.time()
+            try:
+                item = await asyncio.wait_for(inbox.get(), max(0.0, due) if batch else idle_seconds)
+            except TimeoutError:
+                item = None
+            closed = item if isinstance(item, _Closed) else None
+            if item is not None and closed is None:
+                batch.append(item)
+                while not inbox.empty() and closed is None:  # all that is here, together
+                    more = inbox.get_nowait()
+                    closed = more if isinstance(more, _Closed) else None
+                    if closed is None:
+                        batch.append(more)
+                urgent = any(not isinstance(frame, TextDelta) for frame in batch)
+                if closed is None and not urgent and loop.time() - applied_at < flush_seconds:
+                    continue
             keep_going = await apply(batch, None)
+            if batch:
+                applied_at = loop.time()
             batch = []
             if not keep_going:
                 return False
-            continue
-        frame = decode(raw)
-        if not batch:
-            started = loop.time()
-        batch.append(frame)
-        # Token deltas are batched; anything else is shown at once (with what came before).
-        if not isinstance(frame, TextDelta) or loop.time() - started >= flush_seconds:
-            keep_going = await apply(batch, None)
-            batch = []
-            if not keep_going:
-                return False
+            if closed is not None:
+                raise closed.error
+    finally:
+        receiver.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await receiver
 
 
 NOT_FOUND = "This session does not exist. Start a new one from your graph."

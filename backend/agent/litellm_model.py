@@ -8,9 +8,12 @@ wait for on the event loop.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import ModuleType
@@ -70,7 +73,7 @@ class LitellmChatModel:
         self.clock = clock
         self.base_backoff = base_backoff
         self.max_backoff = max_backoff
-        self._litellm = _import_litellm()  # here, at start-up: never inside a turn's stream
+        self._litellm = _import_litellm(model)  # at start-up: never inside a turn's stream
 
     def _call_kwargs(self, request: ModelRequest, litellm: ModuleType) -> dict[str, Any]:
         kwargs = to_completion_kwargs(request)
@@ -148,10 +151,13 @@ class LitellmChatModel:
             return
 
 
-def _import_litellm() -> ModuleType:
+def _import_litellm(model: str) -> ModuleType:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback" banner on stdout per error
+    if model not in _WARMED:
+        _WARMED.add(model)
+        _warm_up(litellm, model)
     if gc.get_freeze_count() < _FROZEN[0]:
         # litellm's import leaves ~390k long-lived objects that every full collection would
         # walk again (~160 ms here, landing mid-stream as a ~0.3 ms-a-chunk spike): collect
@@ -163,6 +169,49 @@ def _import_litellm() -> ModuleType:
     return litellm
 
 
+def _warm_up(litellm: ModuleType, model: str) -> None:
+    """What litellm does once, on a process's first call, done now (at start-up, off any
+    event loop) so the learner's first turn does not wait for it: the model's parameter
+    and cost look-ups, its default tokenizer's load (tiktoken's cl100k from litellm's own
+    files, ~0.1 s), and one mocked streamed call that imports its streaming, logging and
+    cost modules. Nothing reaches the network: the mocked call (`mock_response`) names an
+    OpenAI-style model, whose tokens litellm counts with that same bundled tokenizer
+    (another provider's could make it fetch one). A step that fails is only skipped."""
+    messages = [{"role": "user", "content": "warm-up"}]
+    steps: list[Callable[[], object]] = [
+        lambda: litellm.get_supported_openai_params(model=model),
+        lambda: litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1),
+        lambda: litellm.encoding,
+    ]
+
+    async def mocked_stream() -> None:
+        response = await litellm.acompletion(
+            model=WARM_UP_MODEL,
+            messages=messages,
+            stream=True,
+            stream_options={"include_usage": True},
+            mock_response="warm",
+        )
+        async for _ in response:
+            pass
+
+    for step in steps:
+        with contextlib.suppress(Exception):
+            step()
+    # Its own thread and loop: the constructor may run inside a server's event loop.
+    worker = threading.Thread(target=lambda: _quietly(asyncio.run, mocked_stream()))
+    worker.start()
+    worker.join()
+
+
+def _quietly(run: Callable[[Any], object], coroutine: Any) -> None:
+    with contextlib.suppress(Exception):
+        run(coroutine)
+
+
+WARM_UP_MODEL = "openai/warm-up"
+_WARMED: set[str] = set()
+"""Model strings whose first-call work `_warm_up` has done in this process."""
 _FROZEN = [sys.maxsize]
 """How many objects were frozen once litellm's import was (`maxsize`: not yet)."""
 

@@ -93,9 +93,9 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
-FIRST = ("test_harness_run.py",)
+FIRST = ("test_harness_run.py", "test_bench_browser.py")
 """Tests that compile the UI into this checkout's `.web` with ports of their own (`harness
-run`): they run before the session's UI is built, whose server reads those files from disk
+run`, the browser benchmark rows): they run before the session's UI is built, whose server reads those files from disk
 (built after it, they would point its pages at a socket nobody serves)."""
 
 

@@ -20,17 +20,21 @@ ENC = msgspec.json.Encoder()
 
 
 class FakeSocket:
-    """Serves scripted frames, then (optionally) waits forever; records what was sent."""
+    """Serves scripted frames (`pace` seconds apart), then (optionally) waits forever;
+    records what was sent."""
 
-    def __init__(self, frames: list[bytes], hang: bool = False):
+    def __init__(self, frames: list[bytes], hang: bool = False, pace: float = 0.0):
         self.frames = list(frames)
         self.hang = hang
+        self.pace = pace
         self.sent: list[str] = []
 
     async def recv(self) -> bytes:
         from websockets.exceptions import ConnectionClosedOK
 
         if self.frames:
+            if self.pace:
+                await asyncio.sleep(self.pace)
             return self.frames.pop(0)
         if self.hang:
             await asyncio.sleep(3600)
@@ -92,7 +96,7 @@ async def test_deltas_are_batched_and_other_frames_flush_at_once(monkeypatch):
     frames = [ENC.encode(Snapshot(chat=chat_view()))]
     frames += [ENC.encode(TextDelta(message_id="m", delta=str(i))) for i in range(20)]
     frames += [ENC.encode(TurnFinished(turn_id=1, reason="stop"))]
-    socket = FakeSocket(frames, hang=True)
+    socket = FakeSocket(frames, hang=True, pace=0.002)
     connect = FakeConnect([socket])
     rec = Recorder(stop_after=22)
     await run_link(
@@ -111,6 +115,38 @@ async def test_deltas_are_batched_and_other_frames_flush_at_once(monkeypatch):
     assert call["additional_headers"] == {"Authorization": "Bearer tok"}
     assert call["max_size"] == WS_MAX_SIZE and call["max_size"] > 2**20
     assert rec.statuses[:2] == ["connecting", "connected"]
+
+
+async def test_a_first_token_shows_at_once_and_the_next_ones_wait_for_the_interval():
+    frames = [ENC.encode(TextDelta(message_id="m", delta=str(i))) for i in range(5)]
+    rec = Recorder(stop_after=5)
+    await run_link(
+        "chat-1",
+        asyncio.Queue(),
+        rec.apply,
+        rec.on_error,
+        connect=FakeConnect([FakeSocket(frames, hang=True, pace=0.002)]),
+        flush_seconds=0.3,
+        idle_seconds=0.05,
+    )
+    assert [len(b) for b in rec.batches] == [1, 4]
+
+
+async def test_frames_that_arrived_together_are_applied_together():
+    frames = [ENC.encode(Snapshot(chat=chat_view()))]
+    frames += [ENC.encode(TextDelta(message_id="m", delta=str(i))) for i in range(3)]
+    frames += [ENC.encode(TurnFinished(turn_id=1, reason="stop"))]
+    rec = Recorder(stop_after=5)
+    await run_link(
+        "chat-1",
+        asyncio.Queue(),
+        rec.apply,
+        rec.on_error,
+        connect=FakeConnect([FakeSocket(frames, hang=True)]),
+        flush_seconds=10.0,
+        idle_seconds=0.05,
+    )
+    assert [len(b) for b in rec.batches] == [5]
 
 
 async def test_reconnects_with_backoff_after_a_drop_and_refusal():
