@@ -126,3 +126,7 @@ class ChatView(Body, kw_only=True, frozen=True):
     turn_running: bool = False
     turns: int = 0
     material_id: Id | msgspec.UnsetType = msgspec.UNSET
+    earlier: int = 0
+    """How many of the chat's messages come before `messages` (a page of a long chat:
+    `GET /api/chats/{id}?before=&limit=`, the socket's `?limit=`); 0 when `messages`
+    starts at the chat's first."""

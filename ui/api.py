@@ -8,7 +8,7 @@ from typing import Literal, TypeVar
 import httpx
 import msgspec
 
-from shared_contracts.chat import ChatSummary
+from shared_contracts.chat import ChatSummary, ChatView
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted
 from shared_contracts.jobs import Job
@@ -114,6 +114,13 @@ async def chat_status(chat_id: str) -> int:
     except ApiError as exc:
         return exc.status
     return 200
+
+
+async def get_chat_page(chat_id: str, before: str, limit: int) -> ChatView:
+    """`GET /api/chats/{id}?before=&limit=`: the `limit` messages before message `before`."""
+    query = httpx.QueryParams(before=before, limit=limit)
+    raw = await _request("GET", f"/api/chats/{chat_id}?{query}")
+    return _decode(raw, ChatView)
 
 
 async def get_job(job_id: str) -> Job:

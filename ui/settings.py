@@ -14,14 +14,18 @@ def api_url() -> str:
     return os.environ.get("LH_API_URL", DEFAULT_API_URL).rstrip("/")
 
 
+PAGE_MESSAGES = 20
+"""A chat opens with its latest this-many messages; "show earlier" loads as many again."""
+
+
 def ws_url(chat_id: str) -> str:
-    """The classroom WebSocket URL for one chat."""
+    """The classroom WebSocket URL for one chat: its snapshot holds the latest page."""
     base = api_url()
     if base.startswith("https://"):
         base = "wss://" + base.removeprefix("https://")
     elif base.startswith("http://"):
         base = "ws://" + base.removeprefix("http://")
-    return f"{base}/api/chats/{chat_id}/ws"
+    return f"{base}/api/chats/{chat_id}/ws?limit={PAGE_MESSAGES}"
 
 
 def auth_headers() -> dict[str, str]:

@@ -6,9 +6,11 @@ Every quiz tool part sent to a client (snapshot, tool_call, tool_result) passes 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
-from backend.core.errors import MALFORMED_CALL
+from backend.core.errors import MALFORMED_CALL, NotFound
 from backend.core.pending import pending_question
 from backend.core.questions import public_view
 from shared_contracts.chat import (
@@ -86,7 +88,35 @@ def _private(part: ToolPart) -> bool:
     return part.tool_name == "quiz" or part.error.startswith(MALFORMED_CALL)
 
 
-def chat_view(record: ChatRecord, *, offline: bool, turn_running: bool = False) -> ChatView:
+class Page(msgspec.Struct, frozen=True, kw_only=True):
+    """Which of a chat's messages a view shows: the `limit` (None: all) just before message
+    `before` (None: the latest)."""
+
+    before: str | None = None
+    limit: int | None = None
+
+
+WHOLE = Page()
+
+
+def page_bounds(messages: Sequence[Message], page: Page) -> tuple[int, int]:
+    """(start, end) of `page` in `messages`; `NotFound` when `before` is not one of them."""
+    end = len(messages)
+    if page.before is not None:
+        end = next((i for i, m in enumerate(messages) if m.id == page.before), -1)
+        if end < 0:
+            raise NotFound(f"no message {page.before} in this chat")
+    start = 0 if page.limit is None else max(0, end - page.limit)
+    return start, end
+
+
+def chat_view(
+    record: ChatRecord, *, offline: bool, turn_running: bool = False, page: Page = WHOLE
+) -> ChatView:
+    """The chat as a client may see it: `page` of its messages (all by default), and how
+    many come before them. The plan and the open question are the chat's, whatever the
+    page."""
+    start, end = page_bounds(record.messages, page)
     return ChatView(
         id=record.id,
         title=record.title,
@@ -94,10 +124,11 @@ def chat_view(record: ChatRecord, *, offline: bool, turn_running: bool = False) 
         updated_at=record.updated_at,
         model=record.model,
         offline=offline,
-        messages=[public_message(m) for m in record.messages],
+        messages=[public_message(m) for m in record.messages[start:end]],
         plan=record.plan,
         pending_question=pending_question(record),
         turn_running=turn_running,
         turns=record.turns,
         material_id=record.material_id,
+        earlier=start,
     )

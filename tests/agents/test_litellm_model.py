@@ -81,6 +81,17 @@ def test_module_import_does_not_import_litellm() -> None:
     assert out.stdout.strip() == "False"
 
 
+def test_building_a_model_warms_litellm_without_calling_the_provider(fake: FakeOpenAI) -> None:
+    """The first call's one-off work (imports, tokenizer, TLS context, the SDK's chunk
+    parsing) happens at start-up, answered in process: the provider sees no request."""
+    import litellm
+
+    LitellmChatModel("openai/warm-check", api_base=fake.base_url, api_key="x")
+    LitellmChatModel("anthropic/warm-check", api_key="x")  # a provider it cannot answer
+    assert fake.requests == []
+    assert "encoding" in vars(litellm.main)  # the bundled tokenizer is loaded
+
+
 async def test_text_streams_chunk_by_chunk(fake: FakeOpenAI) -> None:
     fake.script(stream_text("Fractions name parts of a whole."))
     events = await collect(make_model(fake), request())

@@ -111,7 +111,7 @@ async def test_deltas_are_batched_and_other_frames_flush_at_once(monkeypatch):
     sizes = [len(b) for b in rec.batches]
     assert sizes == [1, 21]  # the snapshot alone; 20 deltas held back until the turn ended
     call = connect.calls[0]
-    assert call["url"] == "ws://127.0.0.1:9/api/chats/chat-1/ws"
+    assert call["url"] == "ws://127.0.0.1:9/api/chats/chat-1/ws?limit=20"  # the latest page
     assert call["additional_headers"] == {"Authorization": "Bearer tok"}
     assert call["max_size"] == WS_MAX_SIZE and call["max_size"] > 2**20
     assert rec.statuses[:2] == ["connecting", "connected"]

@@ -18,6 +18,20 @@ def conversation_log() -> rx.Component:
             shown == 0,
             rx.text("Say hello, or tell the tutor what you want to learn.", color_scheme="gray"),
         ),
+        # A long chat opens at its latest page; the rest comes a page at a time.
+        rx.cond(
+            S.earlier.count > 0,
+            rx.button(
+                rx.icon("chevrons-up", size=16),
+                S.earlier.label,
+                on_click=S.show_earlier,
+                loading=S.earlier.loading,
+                variant="soft",
+                color_scheme="gray",
+                id="show-earlier",
+                align_self="center",
+            ),
+        ),
         # Earlier turns and the latest one read different states: a streamed token
         # redraws the latest turn only.
         rx.foreach(Log.items, chat_item),

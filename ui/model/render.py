@@ -107,6 +107,26 @@ class StatusView:
 
 
 @dataclasses.dataclass
+class EarlierView:
+    """The "show earlier messages" control above a long chat's latest page."""
+
+    count: int = 0
+    loading: bool = False
+    label: str = ""
+
+
+def earlier(room: Room) -> EarlierView:
+    if room.earlier <= 0:
+        return EarlierView()
+    noun = "message" if room.earlier == 1 else "messages"
+    return EarlierView(
+        count=room.earlier,
+        loading=room.loading_earlier,
+        label=f"Show earlier messages ({room.earlier:,} more {noun})",
+    )
+
+
+@dataclasses.dataclass
 class RoomView:
     """Everything the classroom page shows, computed from the room."""
 
@@ -119,6 +139,7 @@ class RoomView:
     dock: DockView = dataclasses.field(default_factory=DockView)
     verdict: VerdictView = dataclasses.field(default_factory=VerdictView)
     status: StatusView = dataclasses.field(default_factory=StatusView)
+    earlier: EarlierView = dataclasses.field(default_factory=EarlierView)
 
 
 def dock(room: Room) -> DockView:
@@ -191,4 +212,5 @@ def project(room: Room) -> RoomView:
         dock=dock(room),
         verdict=verdict(room),
         status=status(room),
+        earlier=earlier(room),
     )

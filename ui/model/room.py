@@ -74,18 +74,36 @@ class Room(msgspec.Struct, frozen=True, kw_only=True):
     graph_notice: str = ""
     errors: tuple[str, ...] = ()
     connection: Connection = "idle"
+    earlier: int = 0
+    """How many of the chat's messages come before the first one held (a long chat opens
+    at its latest page; "show earlier" fetches the rest a page at a time)."""
+    loading_earlier: bool = False
 
 
 def _from_message(message: Message) -> LocalMessage:
     return LocalMessage(id=message.id, role=message.role, parts=tuple(message.parts))
 
 
+def _kept_before(room: Room, chat: ChatView) -> tuple[LocalMessage, ...]:
+    """The earlier messages the room already loaded that come just before the page a
+    snapshot starts at (a reconnect keeps what "show earlier" fetched)."""
+    if not chat.messages or chat.earlier == 0:
+        return ()
+    first = chat.messages[0].id
+    for index, message in enumerate(room.messages):
+        if message.id == first:
+            return room.messages[:index]
+    return ()
+
+
 def on_snapshot(room: Room, frame: Snapshot) -> Room:
-    """The first frame after (re)connect replaces what the room knew about the chat."""
+    """The first frame after (re)connect replaces what the room knew about the chat (the
+    earlier messages it loaded before the snapshot's page stay)."""
     chat: ChatView = frame.chat
     verdict = room.last_verdict
     if chat.pending_question is not None:
         verdict = None
+    kept = _kept_before(room, chat)
     return _replace(
         room,
         chat_id=chat.id,
@@ -93,7 +111,8 @@ def on_snapshot(room: Room, frame: Snapshot) -> Room:
         model=chat.model,
         offline=chat.offline,
         loaded=True,
-        messages=tuple(_from_message(m) for m in chat.messages),
+        messages=kept + tuple(_from_message(m) for m in chat.messages),
+        earlier=max(0, chat.earlier - len(kept)),
         plan=chat.plan,
         pending=chat.pending_question,
         submitted="",
@@ -312,6 +331,30 @@ def with_error(room: Room, message: str) -> Room:
 
 def dismiss_errors(room: Room) -> Room:
     return _replace(room, errors=())
+
+
+def earlier_cursor(room: Room) -> str:
+    """The id of the first message held, to fetch the page before it ("" when none)."""
+    if room.earlier <= 0 or not room.messages:
+        return ""
+    return room.messages[0].id
+
+
+def earlier_requested(room: Room) -> Room:
+    return _replace(room, loading_earlier=True)
+
+
+def with_earlier(room: Room, page: ChatView) -> Room:
+    """A page of earlier messages goes before the ones held (any it repeats are skipped)."""
+    held = {m.id for m in room.messages}
+    older = tuple(_from_message(m) for m in page.messages if m.id not in held)
+    return _replace(
+        room, messages=older + room.messages, earlier=page.earlier, loading_earlier=False
+    )
+
+
+def earlier_failed(room: Room, message: str) -> Room:
+    return with_error(_replace(room, loading_earlier=False), message)
 
 
 def missing_job_results(room: Room) -> list[str]:

@@ -16,18 +16,23 @@ from ui.answers import build_answer
 from ui.link import run_link
 from ui.model import render
 from ui.model.conversation import ChatItem
-from ui.model.render import DockView, PlanRow, StatusView, VerdictView
+from ui.model.render import DockView, EarlierView, PlanRow, StatusView, VerdictView
 from ui.model.room import (
     Room,
     answer_sent,
     apply_frames,
+    earlier_cursor,
+    earlier_failed,
+    earlier_requested,
     extraction_started,
     missing_job_results,
     user_sent,
     with_connection,
+    with_earlier,
     with_error,
     with_job,
 )
+from ui.settings import PAGE_MESSAGES
 
 FOLLOW_ID = "follow"
 """The box after the classroom that the page scrolls to and anchors on (see `classroom`)."""
@@ -60,6 +65,7 @@ class RoomState(rx.State):
     dock: DockView = DockView()
     verdict: VerdictView = VerdictView()
     status: StatusView = StatusView()
+    earlier: EarlierView = EarlierView()
 
     draft: str = ""
     choice: str = ""
@@ -92,6 +98,8 @@ class RoomState(rx.State):
             self.verdict = view.verdict
         if self.status != view.status:
             self.status = view.status
+        if self.earlier != view.earlier:
+            self.earlier = view.earlier
 
     def _box(self) -> str:
         return outbox.key(self.router.session.client_token, self.room_id)
@@ -165,6 +173,27 @@ class RoomState(rx.State):
                 self._publish(with_error(self._room, message))
             else:
                 self._publish(with_job(self._room, job))
+
+    @rx.event(background=True)
+    async def show_earlier(self) -> None:
+        """Loads the page of messages before the first one shown."""
+        async with self:
+            chat_id, before = self.room_id, earlier_cursor(self._room)
+            if not before or self._room.loading_earlier:
+                return
+            generation = self._generation
+            self._publish(earlier_requested(self._room))
+        try:
+            page = await api.get_chat_page(chat_id, before, PAGE_MESSAGES)
+        except api.ApiError as exc:
+            page, message = None, f"Could not load earlier messages: {exc}"
+        async with self:
+            if self._generation != generation:
+                return
+            if page is None:
+                self._publish(earlier_failed(self._room, message))
+            else:
+                self._publish(with_earlier(self._room, page))
 
     @rx.event
     def leave(self) -> None:
