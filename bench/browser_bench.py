@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bench.context import BenchContext
-from bench.harness import Check, Result, median, percentile
+from bench.harness import Check, Result, ainterleave, median, percentile
+from bench.ui_data import LONG, SHORT, b14_chat
 from bench.ui_stack import UiStack, browser_page, clock_offset_ms, ui_stack
 from bench.wsclient import open_ws
 
@@ -166,14 +166,6 @@ async def _open_time(page: Any, stack: UiStack, chat_id: str) -> float:
     return await _mark(page, "open")
 
 
-async def _interleaved(
-    rounds: int, floor: Callable[[], Awaitable[float]], subject: Callable[[], Awaitable[float]]
-) -> tuple[list[float], list[float]]:
-    from bench.harness import ainterleave
-
-    return await ainterleave(rounds, floor, subject)
-
-
 def bench_b13(ctx: BenchContext) -> list[Result]:
     stack = ui_stack(ctx)
 
@@ -181,7 +173,7 @@ def bench_b13(ctx: BenchContext) -> list[Result]:
         async with browser_page() as page:
             for chat_id in ("b13-short", "b13-long"):  # the bundle cached, both chats read once
                 await _open_time(page, stack, chat_id)
-            return await _interleaved(
+            return await ainterleave(
                 ctx.rounds,
                 lambda: _open_time(page, stack, "b13-short"),
                 lambda: _open_time(page, stack, "b13-long"),
@@ -190,9 +182,9 @@ def bench_b13(ctx: BenchContext) -> list[Result]:
     floors, subjects = asyncio.run(measure())
     result = Result(
         id="B13",
-        what="open a 320-message chat: last message drawn, composer usable",
+        what=f"open a {LONG}-message chat: last message drawn, composer usable",
         unit="ms",
-        floor_label="opening a 10-message chat (full navigation, same page)",
+        floor_label=f"opening a {SHORT}-message chat (full navigation, same page)",
         floor=floors,
         subject=subjects,
         goal="≤ 1.5× floor",
@@ -226,20 +218,22 @@ def bench_b14(ctx: BenchContext) -> list[Result]:
 
     async def measure() -> tuple[list[float], list[float]]:
         async with browser_page() as page:
-            await _stream_cpu(page, stack, "b14-short", tokens)  # warm both
-            await _stream_cpu(page, stack, "b14-long", tokens)
-            return await _interleaved(
-                ctx.rounds,
-                lambda: _stream_cpu(page, stack, "b14-short", tokens),
-                lambda: _stream_cpu(page, stack, "b14-long", tokens),
-            )
+            for kind in ("short", "long"):  # warm both
+                await _stream_cpu(page, stack, b14_chat(kind, -1), tokens)
+            floors: list[float] = []
+            subjects: list[float] = []
+            for index in range(ctx.rounds):
+                pair = [(floors, "short"), (subjects, "long")]
+                for sink, kind in pair if index % 2 == 0 else pair[::-1]:
+                    sink.append(await _stream_cpu(page, stack, b14_chat(kind, index), tokens))
+            return floors, subjects
 
     floors, subjects = asyncio.run(measure())
     result = Result(
         id="B14",
-        what=f"UI server CPU per frame, {tokens}-token answer in a 320-message chat",
+        what=f"UI server CPU per frame, {tokens}-token answer in a {LONG}-message chat",
         unit="µs",
-        floor_label="the same answer in a 10-message chat",
+        floor_label=f"the same answer in a {SHORT}-message chat (a fresh pair of chats a round)",
         floor=floors,
         subject=subjects,
         goal="≤ 1.2× floor",

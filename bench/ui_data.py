@@ -17,7 +17,7 @@ from shared_contracts.chat import ChatRecord, Message, TextPart
 
 LONG, SHORT = 320, 10
 QUICK_LONG = 30
-CHATS = {"b13-long": LONG, "b13-short": SHORT, "b14-long": LONG, "b14-short": SHORT}
+B14_WARM_UPS = 1
 LAST_MESSAGE = "END-OF-CHAT"
 
 
@@ -65,7 +65,17 @@ def ui_chat(chat_id: str, messages: int, seed: int = 7) -> ChatRecord:
     )
 
 
-def write_ui_chats(data_dir: Path, *, quick: bool = False) -> None:
+def b14_chat(kind: str, index: int) -> str:
+    """B14's chat of round `index` (-1 for the warm-up): a turn adds to the chat it runs
+    in, so each round streams into a fresh one."""
+    return f"b14-{kind}-{index + B14_WARM_UPS}"
+
+
+def write_ui_chats(data_dir: Path, rounds: int, *, quick: bool = False) -> None:
     """Every browser row's chats, under `data_dir` (quick: the long ones shrink)."""
-    sizes = {k: (QUICK_LONG if quick and v == LONG else v) for k, v in CHATS.items()}
+    long = QUICK_LONG if quick else LONG
+    sizes = {"b13-long": long, "b13-short": SHORT}
+    for index in range(-B14_WARM_UPS, rounds):
+        sizes[b14_chat("long", index)] = long
+        sizes[b14_chat("short", index)] = SHORT
     write_chats(data_dir, [ui_chat(chat_id, size) for chat_id, size in sizes.items()])

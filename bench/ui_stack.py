@@ -189,7 +189,7 @@ def _start(ctx: BenchContext) -> UiStack:
 
     log = ctx.workdir / "servers.log"
     data_dir = ctx.scratch("ui-data")
-    write_ui_chats(data_dir, quick=ctx.quick)
+    write_ui_chats(data_dir, ctx.rounds, quick=ctx.quick)
     fake = ServerProc("fakeopenai", log=log)
     try:
         api, api_url = start_api(data_dir, f"http://127.0.0.1:{fake.port}/v1", log)

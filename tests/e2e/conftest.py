@@ -95,8 +95,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 FIRST = ("test_harness_run.py", "test_bench_browser.py")
 """Tests that compile the UI into this checkout's `.web` with ports of their own (`harness
-run`, the browser benchmark rows): they run before the session's UI is built, whose server reads those files from disk
-(built after it, they would point its pages at a socket nobody serves)."""
+run`, the browser benchmark rows): they run before the session's UI is built, whose
+server reads those files from disk (built after it, they would point its pages at a
+socket nobody serves)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
