@@ -47,64 +47,34 @@ async def _pump(outbox: asyncio.Queue[bytes], ws: Any) -> None:
         await ws.send(frame.decode())
 
 
-class _Closed:
-    """What the receiver leaves in the inbox when the socket ends (`error` re-raised)."""
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-async def _receive(ws: Any, inbox: asyncio.Queue[Any]) -> None:
-    """Decodes every frame into `inbox` as it arrives, then the socket's end."""
-    try:
-        while True:
-            inbox.put_nowait(decode(await ws.recv()))
-    except Exception as exc:  # ConnectionClosed and transport errors: the reader reconnects
-        inbox.put_nowait(_Closed(exc))
-
-
 async def _read(ws: Any, apply: Apply, flush_seconds: float, idle_seconds: float) -> bool:
     """Reads until the socket closes (True: reconnect) or `apply` says stop (False).
 
-    What has arrived is applied together: at once when it holds anything but token deltas,
-    or when the last apply was `flush_seconds` ago or more (so a turn's first token shows
-    at once, and the ones after it at most every `flush_seconds`); otherwise the deltas wait
-    for the rest of that interval."""
+    A frame that is not a token delta is applied at once (with the deltas before it), on
+    its own: a verdict is drawn without waiting for what follows it. A token delta is
+    applied at once when the last apply was `flush_seconds` ago or more (a turn's first
+    token shows at once), else it waits, with the ones after it, for the rest of that
+    interval (the browser redraws at most every `flush_seconds` while text streams)."""
     loop = asyncio.get_running_loop()
-    inbox: asyncio.Queue[Any] = asyncio.Queue()
-    receiver = asyncio.create_task(_receive(ws, inbox))
     batch: list[Any] = []
     applied_at = -math.inf
-    try:
-        while True:
-            due = applied_at + flush_seconds - loop.time()
-            try:
-                item = await asyncio.wait_for(inbox.get(), max(0.0, due) if batch else idle_seconds)
-            except TimeoutError:
-                item = None
-            closed = item if isinstance(item, _Closed) else None
-            if item is not None and closed is None:
-                batch.append(item)
-                while not inbox.empty() and closed is None:  # all that is here, together
-                    more = inbox.get_nowait()
-                    closed = more if isinstance(more, _Closed) else None
-                    if closed is None:
-                        batch.append(more)
-                urgent = any(not isinstance(frame, TextDelta) for frame in batch)
-                if closed is None and not urgent and loop.time() - applied_at < flush_seconds:
-                    continue
-            keep_going = await apply(batch, None)
-            if batch:
-                applied_at = loop.time()
-            batch = []
-            if not keep_going:
-                return False
-            if closed is not None:
-                raise closed.error
-    finally:
-        receiver.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await receiver
+    while True:
+        due = applied_at + flush_seconds - loop.time()
+        timeout = max(0.0, due) if batch else idle_seconds
+        try:
+            raw = await asyncio.wait_for(ws.recv(), timeout)
+        except TimeoutError:
+            pass
+        else:
+            batch.append(decode(raw))
+            if isinstance(batch[-1], TextDelta) and loop.time() - applied_at < flush_seconds:
+                continue
+        keep_going = await apply(batch, None)
+        if batch:
+            applied_at = loop.time()
+        batch = []
+        if not keep_going:
+            return False
 
 
 NOT_FOUND = "This session does not exist. Start a new one from your graph."

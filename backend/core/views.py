@@ -97,6 +97,8 @@ class Page(msgspec.Struct, frozen=True, kw_only=True):
 
 
 WHOLE = Page()
+MAX_PAGE = 500
+"""The most messages a page may ask for."""
 
 
 def page_bounds(messages: Sequence[Message], page: Page) -> tuple[int, int]:

@@ -7,7 +7,7 @@ from contextlib import AbstractAsyncContextManager
 
 from backend.core.ports import ChatStore, Clock, IdGen, TurnObserver
 from backend.core.summaries import chat_summary
-from backend.core.views import chat_view
+from backend.core.views import WHOLE, Page, chat_view
 from backend.server.turn.turns import Turns
 from shared_contracts.chat import UNTITLED, ChatRecord, ChatSummary, ChatView
 
@@ -58,12 +58,16 @@ class ChatService:
         """Every chat, newest first."""
         return await self._chats.list_summaries()
 
-    async def view(self, chat_id: str) -> ChatView:
+    async def view(self, chat_id: str, page: Page = WHOLE) -> ChatView:
+        """`page` of the chat's messages (all by default) as a client may see them."""
         record = await self._chats.get(chat_id)
         return chat_view(
-            record, offline=self._turns.config.offline, turn_running=self._turns.is_running(chat_id)
+            record,
+            offline=self._turns.config.offline,
+            turn_running=self._turns.is_running(chat_id),
+            page=page,
         )
 
-    def live_view(self, chat_id: str) -> ChatView | None:
+    def live_view(self, chat_id: str, page: Page = WHOLE) -> ChatView | None:
         """See `Turns.live_view` (no I/O, no await)."""
-        return self._turns.live_view(chat_id)
+        return self._turns.live_view(chat_id, page)

@@ -11,6 +11,7 @@ from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter
 
 from backend.core.ids import require_id
+from backend.core.views import MAX_PAGE, Page
 from backend.server.services import Services
 from shared_contracts.base import STRICT_ID_PATTERN
 from shared_contracts.chat import ChatSummary, ChatView
@@ -36,6 +37,18 @@ PathId = Annotated[
     ),
 ]
 """A path id: documented with its pattern; validated again by `require_id` before use."""
+PageLimit = Annotated[
+    int | None,
+    Parameter(ge=1, le=MAX_PAGE, description="at most this many messages (the latest ones)"),
+]
+BeforeId = Annotated[
+    str | None,
+    Parameter(
+        pattern=STRICT_ID_PATTERN,
+        max_length=64,
+        description="only messages before this message id (the page before it)",
+    ),
+]
 
 ERRORS = {
     400: ResponseSpec(ErrorBody, description="invalid id or body"),
@@ -81,8 +94,12 @@ async def list_chats(request: AnyRequest) -> list[ChatSummary]:
 
 
 @get("/api/chats/{chat_id:str}", responses=ERRORS)
-async def get_chat(request: AnyRequest, chat_id: PathId) -> ChatView:
-    return await _services(request).chats.view(require_id(chat_id, "chat id"))
+async def get_chat(
+    request: AnyRequest, chat_id: PathId, before: BeforeId = None, limit: PageLimit = None
+) -> ChatView:
+    """The chat, or a page of its messages (`earlier` counts those before the page)."""
+    page = Page(before=require_id(before, "message id") if before else None, limit=limit)
+    return await _services(request).chats.view(require_id(chat_id, "chat id"), page)
 
 
 @post("/api/chats/{chat_id:str}/extract", status_code=202, responses=ERRORS)

@@ -17,6 +17,7 @@ from litestar.params import FromPath
 
 from backend.core.errors import NotFound
 from backend.core.ids import is_valid_id
+from backend.core.views import MAX_PAGE, WHOLE, Page
 from backend.server.dispatch import offer_error, receive
 from backend.server.flood import TokenBucket
 from backend.server.hub import ENCODER, Connection
@@ -51,6 +52,7 @@ async def chat_socket(socket: AnySocket, chat_id: FromPath[str]) -> None:
     services: Services = socket.app.state.services
     if not is_valid_id(chat_id):
         raise WebSocketException(detail="invalid chat id", code=4400)
+    page = snapshot_page(socket.query_params.get("limit"))
     # The learner's chat stays decoded while the session is open: its turns read no file.
     async with services.chats.held(chat_id):
         try:
@@ -58,17 +60,28 @@ async def chat_socket(socket: AnySocket, chat_id: FromPath[str]) -> None:
         except NotFound:
             raise WebSocketException(detail="chat not found", code=4404) from None
         await socket.accept()
-        await _session(socket, services, chat_id)
+        await _session(socket, services, chat_id, page)
 
 
-async def _session(socket: AnySocket, services: Services, chat_id: str) -> None:
+def snapshot_page(limit: str | None) -> Page:
+    """`?limit=N`: the snapshot holds the latest N messages (1–`MAX_PAGE`), and `earlier`
+    counts the rest; without it, the whole chat. Anything else refuses the handshake."""
+    if limit is None:
+        return WHOLE
+    if not limit.isdigit() or not 1 <= int(limit) <= MAX_PAGE:
+        detail = f"limit must be a whole number from 1 to {MAX_PAGE}"
+        raise WebSocketException(detail=detail, code=4400)
+    return Page(limit=int(limit))
+
+
+async def _session(socket: AnySocket, services: Services, chat_id: str, page: Page) -> None:
     # One step, no await: the snapshot holds every frame sent before it (a running turn's
     # streamed text so far included), the connection every frame after it.
-    view = services.chats.live_view(chat_id)
+    view = services.chats.live_view(chat_id, page)
     connection = services.hub.connect(chat_id)
     try:
         if view is None:  # not in memory after all: read it (frames meanwhile may repeat)
-            view = await services.chats.view(chat_id)
+            view = await services.chats.view(chat_id, page)
         await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
         del view  # the session holds its chat (`held`), not this first snapshot of it
         await _serve(socket, services, connection)

@@ -132,7 +132,7 @@ async def test_a_first_token_shows_at_once_and_the_next_ones_wait_for_the_interv
     assert [len(b) for b in rec.batches] == [1, 4]
 
 
-async def test_frames_that_arrived_together_are_applied_together():
+async def test_a_frame_other_than_a_delta_is_applied_at_once_with_the_deltas_before_it():
     frames = [ENC.encode(Snapshot(chat=chat_view()))]
     frames += [ENC.encode(TextDelta(message_id="m", delta=str(i))) for i in range(3)]
     frames += [ENC.encode(TurnFinished(turn_id=1, reason="stop"))]
@@ -146,7 +146,7 @@ async def test_frames_that_arrived_together_are_applied_together():
         flush_seconds=10.0,
         idle_seconds=0.05,
     )
-    assert [len(b) for b in rec.batches] == [5]
+    assert [len(b) for b in rec.batches] == [1, 4]
 
 
 async def test_reconnects_with_backoff_after_a_drop_and_refusal():

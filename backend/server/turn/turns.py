@@ -16,7 +16,7 @@ from backend.agent.teacher import create_teacher
 from backend.core.errors import Busy, HarnessError
 from backend.core.ports import ChatModel, Clock, IdGen, TurnObserver
 from backend.core.record_ops import upsert_message
-from backend.core.views import chat_view
+from backend.core.views import WHOLE, Page, chat_view
 from backend.server.errors import error_frame, turn_error_frame
 from backend.server.turn.inputs import DeliverTurn, TurnInput
 from backend.server.turn.loop import TeacherLoop
@@ -88,7 +88,7 @@ class Turns:
         scope.cancel()
         return True
 
-    def live_view(self, chat_id: str) -> ChatView | None:
+    def live_view(self, chat_id: str, page: Page = WHOLE) -> ChatView | None:
         """The chat as a socket opening now must see it, with no I/O and no await: its
         record as of the last completed write, with the running turn's message so far (its
         streamed text included); None when the record is not in memory. Taken in the same
@@ -102,7 +102,12 @@ class Turns:
             message = turn.message_so_far()
             if message.parts:
                 record = upsert_message(record, message, record.updated_at)
-        return chat_view(record, offline=self.config.offline, turn_running=self.is_running(chat_id))
+        return chat_view(
+            record,
+            offline=self.config.offline,
+            turn_running=self.is_running(chat_id),
+            page=page,
+        )
 
     # -- a turn -----------------------------------------------------------------------
 
