@@ -86,7 +86,11 @@ def test_building_a_model_warms_litellm_without_calling_the_provider(fake: FakeO
     parsing) happens at start-up, answered in process: the provider sees no request."""
     import litellm
 
+    from backend.agent import litellm_warmup
+
+    answered = litellm_warmup.DRY_CALLS[0]
     LitellmChatModel("openai/warm-check", api_base=fake.base_url, api_key="x")
+    assert litellm_warmup.DRY_CALLS[0] == answered + 1  # the SDK's path, answered in process
     LitellmChatModel("anthropic/warm-check", api_key="x")  # a provider it cannot answer
     assert fake.requests == []
     assert "encoding" in vars(litellm.main)  # the bundled tokenizer is loaded
