@@ -185,7 +185,7 @@ def ui_stack(ctx: BenchContext) -> UiStack:
 
 
 def _start(ctx: BenchContext) -> UiStack:
-    from backend.server.ui_launcher import start_ui
+    from backend.cli.ui import start_ui
 
     log = ctx.workdir / "servers.log"
     data_dir = ctx.scratch("ui-data")

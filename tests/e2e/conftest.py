@@ -37,6 +37,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 UI_START_SECONDS = 240  # the first compile runs `npm install`
+API_START_SECONDS = 90
+"""An API on a litellm model imports and warms litellm before it answers: ~3 s on an idle
+machine, ~20 s at a load average of 12 (the machine is shared)."""
 
 
 @dataclass
@@ -56,7 +59,8 @@ class Servers:
         first start's), once it answers. One Reflex UI per checkout: a test that needs
         another API configuration restarts this one rather than launching a second UI."""
         self.api = self.start_api(**settings)
-        _wait_http(f"{self.api_url}/healthz", 30, self.api, self.data_dir.parent / "api.log")
+        wait = API_START_SECONDS
+        _wait_http(f"{self.api_url}/healthz", wait, self.api, self.data_dir.parent / "api.log")
 
 
 def free_port() -> int:
@@ -141,7 +145,7 @@ def launch(base: Path, **settings: str) -> Iterator[Servers]:
     ui = None
     servers = Servers(api_url, "", data_dir, start_api, start_api())
     try:
-        _wait_http(f"{api_url}/healthz", 30, servers.api, api_log)
+        _wait_http(f"{api_url}/healthz", API_START_SECONDS, servers.api, api_log)
         ui = start_ui(
             api_url=api_url, ui_port=ui_port, stdout=ui_log.open("w"), stderr=subprocess.STDOUT
         )
