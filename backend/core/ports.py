@@ -153,6 +153,10 @@ class MaterialStore(Protocol):
 
     async def text(self, material_id: str) -> MaterialText: ...
 
+    async def original(self, material_id: str) -> bytes:
+        """The bytes that were uploaded (an export carries them)."""
+        ...
+
     async def remove(self, material_id: str) -> None: ...
 
 

@@ -8,7 +8,7 @@ archive holds and no tool part waits for a job it lacks.
 sizes (`SafeZip`), the manifest's version, every member against its sha256, size and count,
 every record against its Struct, and the records' invariants. `import_archive` then plans
 (`core.portability.merge`: a conflict is found before the first write) and writes through
-the ports: jobs, chats, traces, and the graph last (its checkpoints last of all), so an
+the ports: materials, jobs, chats, traces, and the graph last (its checkpoints last of all), so an
 import cut short is completed by importing the same archive again with `merge`.
 """
 
@@ -33,10 +33,19 @@ from backend.core.portability.merge import plan_import
 from backend.core.portability.records import (
     LearnerData,
     MemberDecoder,
+    StoredMaterial,
     check_records,
     encode_members,
 )
-from backend.core.ports import ChatStore, Clock, GraphStore, JobStore, LedgerCursor, TraceStore
+from backend.core.ports import (
+    ChatStore,
+    Clock,
+    GraphStore,
+    JobStore,
+    LedgerCursor,
+    MaterialStore,
+    TraceStore,
+)
 from backend.portability.zip_reader import SafeZip
 from shared_contracts.archive import ArchiveManifest
 
@@ -56,6 +65,9 @@ class LearnerStores(Protocol):
     @property
     def traces(self) -> TraceStore: ...
 
+    @property
+    def materials(self) -> MaterialStore: ...
+
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
@@ -74,12 +86,20 @@ async def load_learner(stores: LearnerStores, *, traces: bool = True) -> Learner
     chats = [await stores.chats.get(summary.id) for summary in ordered]
     jobs = await stores.jobs.list_all()
     data = LearnerData(chats=chats, jobs=jobs, ledgers=ledgers)
+    data.materials = await _materials(stores.materials)
     if traces:
         for chat in chats:
             events = await stores.traces.read(chat.id)
             if events:
                 data.traces[chat.id] = events
     return data
+
+
+async def _materials(store: MaterialStore, only: set[str] | None = None) -> list[StoredMaterial]:
+    """The learner's materials whole, oldest first (`only`: just these ids)."""
+    listed = [m for m in await store.list_all() if only is None or m.id in only]
+    listed.sort(key=lambda m: (m.created_at.isoformat() if m.created_at else "", m.id))
+    return [StoredMaterial(m, await store.text(m.id), await store.original(m.id)) for m in listed]
 
 
 async def export_archive(
@@ -122,15 +142,18 @@ def read_archive(source: IO[bytes], limits: ArchiveLimits | None = None) -> Lear
             check_count(entry, decoder.add(locate(name), name, raw))
     finally:
         archive.close()
-    data = decoder.data
+    data = decoder.finish()
     check_totals(manifest, data.counts())
     check_records(data)
     return data
 
 
-async def _load_local(stores: LearnerStores, incoming: LearnerData) -> tuple[LearnerData, int]:
-    """What an import must compare with: every job and ledger line, and the chats and
-    traces the archive also holds; and how many chats the store holds in all."""
+async def _load_local(
+    stores: LearnerStores, incoming: LearnerData
+) -> tuple[LearnerData, dict[str, int]]:
+    """What an import must compare with: every job and ledger line, and the chats, traces
+    and materials the archive also holds; and how many chats and materials the store
+    holds in all."""
     ledgers, _ = await stores.graph.read_since(LedgerCursor())
     held = {summary.id for summary in await stores.chats.list_summaries()}
     wanted = [chat.id for chat in incoming.chats if chat.id in held]
@@ -139,11 +162,14 @@ async def _load_local(stores: LearnerStores, incoming: LearnerData) -> tuple[Lea
         jobs=await stores.jobs.list_all(),
         ledgers=ledgers,
     )
+    held_materials = {m.id for m in await stores.materials.list_all()}
+    shared = held_materials & {m.id for m in incoming.materials}
+    local.materials = await _materials(stores.materials, shared)
     for chat_id in incoming.traces:
         events = await stores.traces.read(chat_id)
         if events:
             local.traces[chat_id] = events
-    return local, len(held)
+    return local, {"chats": len(held), "materials": len(held_materials)}
 
 
 async def import_archive(
@@ -152,8 +178,10 @@ async def import_archive(
     """Write `incoming` (from `read_archive`) through the ports; refused with
     `ImportRefused` into a store that holds data unless `merge`, and with `ImportConflict`
     before any write when the same id holds different content on the two sides."""
-    local, chats_held = await _load_local(stores, incoming)
-    plan = plan_import(local, incoming, merge=merge, chats_held=chats_held)
+    local, held = await _load_local(stores, incoming)
+    plan = plan_import(local, incoming, merge=merge, held=held)
+    for stored in plan.materials:
+        await stores.materials.add(stored.material, stored.text, stored.original)
     for job in plan.jobs:
         await stores.jobs.save(job)
     for chat in plan.chats:

@@ -112,6 +112,10 @@ class FileMaterialStore:
             self._texts.popitem(last=False)
         return text
 
+    async def original(self, material_id: str) -> bytes:
+        self._files.path(material_id)
+        return await anyio.to_thread.run_sync(self._files.original, material_id)
+
     async def remove(self, material_id: str) -> None:
         self._files.path(material_id)
         async with self._locks.hold(material_id):

@@ -136,14 +136,22 @@ class MaterialFiles:
     def text(self, material_id: str) -> MaterialText:
         return self._decode(material_id, TEXT_FILE, _TEXT)
 
-    def _decode(self, material_id: str, name: str, decoder: msgspec.json.Decoder[T]) -> T:
+    def original(self, material_id: str) -> bytes:
+        kind = self.material(material_id).kind
+        return self._read(material_id, f"original.{ORIGINAL_SUFFIX[kind]}")
+
+    def _read(self, material_id: str, name: str) -> bytes:
         path = os.path.join(self.path(material_id), name)
         try:
-            data = self.fs.read(path)
+            return self.fs.read(path)
         except FileNotFoundError:
             raise NotFound(f"material {material_id!r} not found") from None
         except OSError as exc:
             raise storage_error(exc, "read", path) from exc
+
+    def _decode(self, material_id: str, name: str, decoder: msgspec.json.Decoder[T]) -> T:
+        data = self._read(material_id, name)
+        path = os.path.join(self.path(material_id), name)
         try:
             return decoder.decode(data)
         except msgspec.DecodeError as exc:

@@ -7,7 +7,10 @@ import hashlib
 import io
 import re
 import shutil
+import sqlite3
 import zipfile
+from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -16,9 +19,11 @@ import msgspec
 from backend.core.portability.layout import LEDGERS, MANIFEST
 from backend.core.portability.manifest import build_manifest, encode_manifest
 from backend.core.portability.records import EncodedMember, LearnerData
+from backend.ingest import read_document
 from backend.portability.archive import export_archive, import_archive, read_archive
 from backend.server.stores import build_stores
 from shared_contracts.archive import ArchiveManifest
+from shared_contracts.materials import Material
 from tests.fakes import FixedClock
 
 GOLDEN = Path(__file__).parents[1] / "golden"
@@ -30,15 +35,60 @@ def golden_copy(name: str, into: Path) -> Path:
     return into
 
 
+LESSON = b"""# Fractions
+
+A fraction names part of a whole. The denominator counts the equal parts.
+
+## Adding
+
+To add fractions with the same denominator, add the numerators and keep the denominator.
+"""
+
+
+def add_material(data_dir: Path, material_id: str = "mat-0001", data: bytes = LESSON) -> None:
+    """A learner's uploaded document, stored through the port as `POST /api/materials` does."""
+    doc = read_document(data, "fractions.md", max_bytes=1_000_000)
+    material = Material(
+        id=material_id,
+        title=doc.title,
+        kind=doc.kind,
+        pages=len(doc.text.pages),
+        chunks=len(doc.text.chunks),
+        filename="fractions.md",
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        created_at=datetime(2026, 1, 2, tzinfo=UTC),
+    )
+    anyio.run(build_stores(data_dir).materials.add, material, doc.text, data)
+
+
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 def digest(data_dir: Path) -> dict[str, str]:
-    """Every file under `data_dir` (relative path → sha256); directories too, as ''."""
+    """Every file under `data_dir` (relative path → sha256; directories too, as '').
+
+    The materials' search index is SQLite's: opening it (as every materials store does)
+    may checkpoint its write-ahead log into the main file and leaves -wal/-shm files, so
+    an index is compared by its rows (a dump), not its bytes."""
     if not data_dir.exists():
         return {}
     out = {}
     for path in sorted(data_dir.rglob("*")):
         rel = str(path.relative_to(data_dir))
-        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+        if rel.endswith(SQLITE_SIDE_FILES):
+            continue
+        if path.suffix == ".sqlite3":
+            out[rel] = _sqlite_rows(path)
+        else:
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     return out
+
+
+def _sqlite_rows(path: Path) -> str:
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        dump = "\n".join(db.iterdump())
+    return hashlib.sha256(dump.encode()).hexdigest()
 
 
 def export_bytes(data_dir: Path, *, traces: bool = True) -> bytes:
@@ -77,7 +127,12 @@ def _counts(files: dict[str, bytes]) -> dict[str, int]:
         **{name: lines.get(f"graph/{name}.jsonl", 0) for name in LEDGERS},
         "traces": len(traces),
         "trace_events": sum(traces),
+        "materials": lines.get("materials.jsonl", 0),
     }
+
+
+def _records(name: str, data: bytes) -> int:
+    return 1 if name.startswith("materials/") else data.count(b"\n")
 
 
 def rezip(files: dict[str, bytes], *, restate: bool = True) -> bytes:
@@ -86,7 +141,7 @@ def rezip(files: dict[str, bytes], *, restate: bool = True) -> bytes:
     files = dict(files)
     if restate:
         old = msgspec.json.decode(files.pop(MANIFEST), type=ArchiveManifest)
-        listed = [EncodedMember(name, data, data.count(b"\n")) for name, data in files.items()]
+        listed = [EncodedMember(name, data, _records(name, data)) for name, data in files.items()]
         manifest = build_manifest(
             listed, _counts(files), created_at=old.created_at, traces=old.traces
         )
@@ -98,7 +153,7 @@ def rezip(files: dict[str, bytes], *, restate: bool = True) -> bytes:
     return out.getvalue()
 
 
-_IDS = re.compile(rb"\b(chat|node|edge|event|job|msg|run)-(\d{4})\b")
+_IDS = re.compile(rb"\b(chat|node|edge|event|job|msg|run|mat)-(\d{4})\b")
 
 
 def renamed(archive: bytes, tag: bytes = b"b") -> bytes:

@@ -11,6 +11,7 @@ from backend.agent.extraction.channels import GraphReader
 from backend.core.errors import ImportConflict
 from backend.server.stores import build_stores, verify
 from tests.portability.helpers import (
+    add_material,
     digest,
     export_bytes,
     golden_copy,
@@ -77,3 +78,19 @@ def test_the_same_chat_id_with_different_content_is_a_conflict(tmp_path: Path):
     with pytest.raises(ImportConflict, match="chat 'chat-0001' is in the data dir and in the"):
         import_bytes(archive, target, merge=True)
     assert digest(target) == before
+
+
+def test_a_material_is_kept_once_and_a_different_one_with_its_id_is_a_conflict(tmp_path: Path):
+    source = golden_copy("lesson_python_lists", tmp_path / "source")
+    add_material(source)
+    archive = export_bytes(source)
+    target = golden_copy("wrong_answer_reteach", tmp_path / "target")
+    add_material(target)  # the same upload, already here
+    report = import_bytes(renamed(archive, b"c"), target, merge=True)
+    assert report.written["materials"] == 1  # mat-c0001: the archive's, under its own id
+    other = golden_copy("wrong_answer_reteach", tmp_path / "other")
+    add_material(other, "mat-c0001", b"# Something else entirely\n\nNot fractions at all.\n")
+    before = digest(other)
+    with pytest.raises(ImportConflict, match="material 'mat-c0001'"):
+        import_bytes(renamed(archive, b"c"), other, merge=True)
+    assert digest(other) == before

@@ -30,6 +30,7 @@ from backend.core.errors import (
 from backend.core.portability.layout import ArchiveLimits
 from backend.portability.archive import read_archive
 from tests.portability.helpers import (
+    add_material,
     digest,
     export_bytes,
     golden_copy,
@@ -254,6 +255,31 @@ CASES: list[tuple[str, Tamper, type[ArchiveError], str]] = [
         "is ahead of it",
     ),
     (
+        "material without its original",
+        lambda a: rezip({k: v for k, v in members(a).items() if not k.endswith("/original")}),
+        InvalidArchiveRecord,
+        "material 'mat-b0001' has no materials/mat-b0001/original",
+    ),
+    (
+        "files of no material",
+        _add("materials/mat-zz/text.json", b'{"pages": [], "chunks": []}'),
+        InvalidArchiveRecord,
+        "materials/mat-zz/: the files of a material materials.jsonl does not list",
+    ),
+    (
+        "original not the upload",
+        _edit("materials/mat-b0001/original", lambda raw: raw.upper()),
+        InvalidArchiveRecord,
+        "is not the upload its record describes",
+    ),
+    (
+        "material text garbage",
+        _edit("materials/mat-b0001/text.json", lambda raw: b'{"pages": 3}'),
+        InvalidArchiveRecord,
+        "materials/mat-b0001/text.json: Expected `array`",
+    ),
+    ("material part unknown", _add("materials/mat-b0001/notes.txt"), UnexpectedMember, "not part"),
+    (
         "trace of no chat",
         _add(
             "traces/chat-nope.jsonl", b'{"type":"clock","seq":0,"value":"2026-01-01T00:00:00Z"}\n'
@@ -266,8 +292,9 @@ CASES: list[tuple[str, Tamper, type[ArchiveError], str]] = [
 
 @pytest.fixture(scope="module")
 def good_archive(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    source = tmp_path_factory.mktemp("source") / "data"
-    return renamed(export_bytes(golden_copy("lesson_python_lists", source)))
+    source = golden_copy("lesson_python_lists", tmp_path_factory.mktemp("source") / "data")
+    add_material(source)
+    return renamed(export_bytes(source))
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from backend.portability.archive import load_learner
 from backend.server.stores import build_stores, verify
 from tests.portability.helpers import (
     GOLDENS,
+    add_material,
     digest,
     export_bytes,
     golden_copy,
@@ -44,6 +45,28 @@ def test_an_archive_restores_every_record_into_an_empty_data_dir(tmp_path: Path,
     # the ledgers come back line for line, byte for byte
     for ledger in (source / "graph").iterdir():
         assert (restored / "graph" / ledger.name).read_bytes() == ledger.read_bytes()
+
+
+def test_materials_come_back_whole_and_searchable(tmp_path: Path):
+    source = golden_copy("lesson_python_lists", tmp_path / "source")
+    add_material(source)
+    archive = export_bytes(source)
+    names = [m.name for m in manifest_of(archive).members]
+    assert names[-3:] == [
+        "materials.jsonl",
+        "materials/mat-0001/text.json",
+        "materials/mat-0001/original",
+    ]
+    import_bytes(archive, tmp_path / "restored")
+    restored = build_stores(tmp_path / "restored").materials
+    assert _everything(tmp_path / "restored") == _everything(source)
+    assert (
+        anyio.run(restored.original, "mat-0001")
+        == (source / "materials/mat-0001/original.md").read_bytes()
+    )
+    hits = anyio.run(restored.search, "add the numerators")
+    assert hits and hits[0].material_id == "mat-0001"  # the index is rebuilt on import
+    assert verify(tmp_path / "restored") == []
 
 
 def test_the_manifest_counts_every_kind_and_lists_every_member(tmp_path: Path):

@@ -23,10 +23,17 @@ from backend.core.ids import is_valid_id
 MANIFEST = "manifest.json"
 CHATS = "chats.jsonl"
 JOBS = "jobs.jsonl"
+MATERIALS = "materials.jsonl"
 LEDGERS = ("propositions", "edges", "events", "mappings", "audit", "sessions")
 """The graph ledgers, in the order they are appended (checkpoints last, as the store does)."""
 
-MemberKind = Literal["chats", "jobs", "ledger", "trace"]
+MemberKind = Literal[
+    "chats", "jobs", "ledger", "trace", "materials", "material_text", "material_original"
+]
+MATERIAL_PARTS: dict[str, MemberKind] = {
+    "text.json": "material_text",
+    "original": "material_original",
+}
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -40,9 +47,18 @@ def trace_member(chat_id: str) -> str:
     return f"traces/{chat_id}.jsonl"
 
 
+def material_text_member(material_id: str) -> str:
+    return f"materials/{material_id}/text.json"
+
+
+def material_original_member(material_id: str) -> str:
+    return f"materials/{material_id}/original"
+
+
 @dataclass(frozen=True, slots=True)
 class MemberRef:
-    """What a member holds: `key` is the ledger's name or the trace's chat id."""
+    """What a member holds: `key` is the ledger's name, the trace's chat id or the
+    material's id."""
 
     kind: MemberKind
     key: str = ""
@@ -78,12 +94,17 @@ def locate(name: str) -> MemberRef:
         return MemberRef("chats")
     if name == JOBS:
         return MemberRef("jobs")
+    if name == MATERIALS:
+        return MemberRef("materials")
     folder, _, file = name.partition("/")
     stem = file.removesuffix(".jsonl")
     if folder == "graph" and file.endswith(".jsonl") and stem in LEDGERS:
         return MemberRef("ledger", stem)
     if folder == "traces" and file.endswith(".jsonl") and is_valid_id(stem):
         return MemberRef("trace", stem)
+    material_id, _, part = file.partition("/")
+    if folder == "materials" and part in MATERIAL_PARTS and is_valid_id(material_id):
+        return MemberRef(MATERIAL_PARTS[part], material_id)
     raise UnexpectedMember(f"member {name!r} is not part of an archive's layout")
 
 

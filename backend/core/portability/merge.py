@@ -5,7 +5,7 @@ session's replay seeds its graph from a prefix of each ledger, so order is kept)
 
 A merge follows the graph merger's rules, so importing the same archive twice writes
 nothing the second time:
-- a chat, job or trace present on both sides is skipped when it is the same record and is
+- a chat, job, material or trace present on both sides is skipped when it is the same record and is
   an `ImportConflict` when it is not (nothing is written then);
 - a node whose id is already folded is the same node (a conflict if its line differs); one
   whose normalised statement or alias matches a node already there (within its kind) is
@@ -19,7 +19,7 @@ nothing the second time:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 import msgspec
@@ -57,16 +57,17 @@ R = TypeVar("R", bound=_HasId)
 
 
 def plan_import(
-    local: LearnerData, incoming: LearnerData, *, merge: bool, chats_held: int
+    local: LearnerData, incoming: LearnerData, *, merge: bool, held: Mapping[str, int]
 ) -> LearnerData:
     """The records to write (`incoming` itself into an empty store). `local` is what the
-    store holds that an import compares with: every job and ledger line, and the chats and
-    traces the archive also names; `chats_held` counts every chat the store holds."""
-    if local.is_empty() and not chats_held:
+    store holds that an import compares with: every job and ledger line, and the chats,
+    traces and materials the archive also names; `held` counts every chat and material
+    the store holds (`{"chats": n, "materials": m}`)."""
+    if local.is_empty() and not any(held.values()):
         return incoming
     if not merge:
         raise ImportRefused(
-            f"the data dir already holds {describe(local, chats_held)}: import into an empty"
+            f"the data dir already holds {describe(local, held)}: import into an empty"
             " data dir, or merge the archive into this one (`harness import --merge`)"
         )
     return LearnerData(
@@ -74,12 +75,18 @@ def plan_import(
         jobs=_new_records("job", local.jobs, incoming.jobs),
         ledgers=merge_ledgers(local.ledgers, incoming.ledgers),
         traces=_new_traces(local.traces, incoming.traces),
+        materials=_new_records("material", local.materials, incoming.materials),
     )
 
 
-def describe(data: LearnerData, chats: int) -> str:
-    counts = data.counts()
-    parts = [(chats, "chat"), (counts["jobs"], "job"), (counts["propositions"], "node")]
+def describe(local: LearnerData, held: Mapping[str, int]) -> str:
+    counts = local.counts()
+    parts = [
+        (held.get("chats", 0), "chat"),
+        (counts["jobs"], "job"),
+        (counts["propositions"], "node"),
+        (held.get("materials", 0), "material"),
+    ]
     shown = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in parts if n]
     return ", ".join(shown) or "graph ledger lines"
 

@@ -8,6 +8,7 @@ about a chat the archive holds, no checkpoint ahead of its chat.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -19,8 +20,11 @@ from backend.core.portability.layout import (
     CHATS,
     JOBS,
     LEDGERS,
+    MATERIALS,
     MemberRef,
     ledger_member,
+    material_original_member,
+    material_text_member,
     trace_member,
 )
 from backend.core.ports import LedgerBatch
@@ -34,6 +38,7 @@ from shared_contracts.graph import (
     SessionCheckpoint,
 )
 from shared_contracts.jobs import Job
+from shared_contracts.materials import Material, MaterialText
 from shared_contracts.trace import AnyTraceEvent
 
 LEDGER_TYPES: dict[str, type[msgspec.Struct]] = {
@@ -56,18 +61,37 @@ class _HasId(Protocol):
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class StoredMaterial:
+    """One uploaded document whole: its record, its text (pages and chunks: the search
+    index is rebuilt from them) and the bytes that were uploaded."""
+
+    material: Material
+    text: MaterialText
+    original: bytes
+
+    @property
+    def id(self) -> str:
+        return self.material.id
+
+
 @dataclass(slots=True)
 class LearnerData:
     """Everything an archive carries of one learner. `traces` maps a chat id to its events
-    (only chats that have a trace)."""
+    (only chats that have a trace). A new kind of record is a field here, its members in
+    `layout` and `encode_members`, its decoding in `MemberDecoder`, its checks in
+    `check_records`, its merge rule in `merge.plan_import`, and its port's reads and writes
+    in `backend.portability.archive`."""
 
     chats: list[ChatRecord] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     ledgers: LedgerBatch = field(default_factory=LedgerBatch)
     traces: dict[str, list[AnyTraceEvent]] = field(default_factory=dict)
+    materials: list[StoredMaterial] = field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return not (self.chats or self.jobs or self.traces) and self.ledgers.is_empty()
+        held = self.chats or self.jobs or self.traces or self.materials
+        return not held and self.ledgers.is_empty()
 
     def counts(self) -> dict[str, int]:
         """Records per kind, as the manifest states them."""
@@ -77,6 +101,7 @@ class LearnerData:
             **{name: len(getattr(self.ledgers, name)) for name in LEDGERS},
             "traces": len(self.traces),
             "trace_events": sum(len(events) for events in self.traces.values()),
+            "materials": len(self.materials),
         }
 
 
@@ -111,6 +136,10 @@ def encode_members(data: LearnerData) -> list[EncodedMember]:
     for chat_id in sorted(data.traces):
         events = data.traces[chat_id]
         out.append(EncodedMember(trace_member(chat_id), *_lines(encoder, events)))
+    out.append(EncodedMember(MATERIALS, *_lines(encoder, (m.material for m in data.materials))))
+    for stored in data.materials:
+        out.append(EncodedMember(material_text_member(stored.id), encoder.encode(stored.text), 1))
+        out.append(EncodedMember(material_original_member(stored.id), stored.original, 1))
     return out
 
 
@@ -140,7 +169,12 @@ class MemberDecoder:
             name: msgspec.json.Decoder(t) for name, t in LEDGER_TYPES.items()
         }
         self._trace = msgspec.json.Decoder(AnyTraceEvent)
+        self._materials = msgspec.json.Decoder(Material)
+        self._text = msgspec.json.Decoder(MaterialText)
         self.data = LearnerData()
+        self._listed: list[Material] = []
+        self._texts: dict[str, MaterialText] = {}
+        self._originals: dict[str, bytes] = {}
 
     def add(self, ref: MemberRef, name: str, raw: bytes) -> int:
         """Decode member `name` (`ref` says what it holds) into `data`; its record count."""
@@ -160,6 +194,39 @@ class MemberDecoder:
                 if events:
                     self.data.traces[ref.key] = events
                 return len(events)
+            case "materials":
+                self._listed = decode_lines(self._materials, raw, name)
+                return len(self._listed)
+            case "material_text":
+                try:
+                    self._texts[ref.key] = self._text.decode(raw)
+                except msgspec.DecodeError as exc:
+                    raise InvalidArchiveRecord(f"{name}: {exc}") from None
+                return 1
+            case "material_original":
+                self._originals[ref.key] = raw
+                return 1
+
+    def finish(self) -> LearnerData:
+        """The decoded data, each material with its text and original (`InvalidArchiveRecord`
+        for a material without one, or a text or original of no listed material)."""
+        _unique(MATERIALS, self._listed)
+        materials = []
+        for material in self._listed:
+            text = self._texts.pop(material.id, None)
+            original = self._originals.pop(material.id, None)
+            if text is None or original is None:
+                missing = material_text_member if text is None else material_original_member
+                raise InvalidArchiveRecord(
+                    f"material {material.id!r} has no {missing(material.id)} in the archive"
+                )
+            materials.append(StoredMaterial(material, text, original))
+        for stray in sorted({*self._texts, *self._originals}):
+            raise InvalidArchiveRecord(
+                f"materials/{stray}/: the files of a material {MATERIALS} does not list"
+            )
+        self.data.materials = materials
+        return self.data
 
 
 def _unique(kind: str, records: Sequence[_HasId]) -> None:
@@ -194,3 +261,20 @@ def check_records(data: LearnerData) -> None:
             raise InvalidArchiveRecord(
                 f"{trace_member(chat_id)}: a trace of a chat the archive does not hold"
             )
+    for stored in data.materials:
+        _check_material(stored)
+
+
+def _check_material(stored: StoredMaterial) -> None:
+    """The original is the upload the record describes (its size and sha256, when kept)."""
+    material, original = stored.material, stored.original
+    if material.size and len(original) != material.size:
+        raise InvalidArchiveRecord(
+            f"{material_original_member(material.id)} holds {len(original)} bytes, the"
+            f" material's record says {material.size}"
+        )
+    if material.sha256 and hashlib.sha256(original).hexdigest() != material.sha256:
+        raise InvalidArchiveRecord(
+            f"{material_original_member(material.id)} is not the upload its record describes"
+            " (sha256)"
+        )

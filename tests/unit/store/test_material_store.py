@@ -52,6 +52,7 @@ async def test_add_list_search_remove(tmp_path):
     assert await store.get("mat-1") == material
     assert (await store.text("mat-1")) == text
     assert (tmp_path / "materials" / "mat-1" / "original.md").read_bytes() == data
+    assert await store.original("mat-1") == data
 
     hits = await store.search("how do I add numerators?")
     assert hits[0].material_id == "mat-1"
@@ -68,6 +69,8 @@ async def test_add_list_search_remove(tmp_path):
     assert not (tmp_path / "materials" / "mat-1").exists()
     with pytest.raises(NotFound):
         await store.get("mat-1")
+    with pytest.raises(NotFound):
+        await store.original("mat-1")
     with pytest.raises(NotFound):
         await store.remove("mat-1")
 
