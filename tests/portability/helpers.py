@@ -16,9 +16,11 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from backend.core.graph import GraphState, derive_snapshot, fold
 from backend.core.portability.layout import LEDGERS, MANIFEST
 from backend.core.portability.manifest import build_manifest, encode_manifest
 from backend.core.portability.records import EncodedMember, LearnerData
+from backend.core.ports import LedgerCursor
 from backend.ingest import read_document
 from backend.portability.archive import export_archive, import_archive, read_archive
 from backend.server.stores import build_stores
@@ -89,6 +91,16 @@ def _sqlite_rows(path: Path) -> str:
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
         dump = "\n".join(db.iterdump())
     return hashlib.sha256(dump.encode()).hexdigest()
+
+
+def snapshot_of(stores):
+    """The graph as `GET /api/graph` derives it (every line folded, no particular moment)."""
+
+    async def read():
+        ledgers, _ = await stores.graph.read_since(LedgerCursor())
+        return derive_snapshot(fold(GraphState(), ledgers)), ledgers
+
+    return anyio.run(read)
 
 
 def export_bytes(data_dir: Path, *, traces: bool = True) -> bytes:
