@@ -19,7 +19,14 @@ from backend.portability.archive import (
 )
 from backend.server.stores import FileStoreFactory, open_store_factory
 from tests.fakes import FixedClock
-from tests.portability.helpers import GOLDEN, export_bytes, members, renamed, rezip
+from tests.portability.helpers import (
+    add_material,
+    export_bytes,
+    golden_copy,
+    members,
+    renamed,
+    rezip,
+)
 
 _learners = itertools.count()
 
@@ -39,8 +46,10 @@ def learner(factory):
 
 
 @pytest.fixture(scope="module")
-def archive() -> bytes:
-    return export_bytes(GOLDEN / "job_and_extraction")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    source = golden_copy("job_and_extraction", tmp_path_factory.mktemp("source") / "data")
+    add_material(source)
+    return export_bytes(source)
 
 
 async def _export(stores) -> bytes:
@@ -52,6 +61,7 @@ async def _export(stores) -> bytes:
 async def test_an_imported_learner_exports_the_same_bytes(learner, archive: bytes):
     report = await import_archive(learner, read_archive(io.BytesIO(archive)))
     assert report.written == report.read and not report.merged
+    assert report.written["materials"] == 1
     assert await _export(learner) == archive
 
 

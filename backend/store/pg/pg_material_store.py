@@ -120,6 +120,9 @@ class PgMaterialStore:
         data = await self._one("SELECT text FROM materials", material_id)
         return self._decode(self._text, data, material_id)
 
+    async def original(self, material_id: str) -> bytes:
+        return bytes(await self._one("SELECT original FROM materials", material_id))
+
     async def remove(self, material_id: str) -> None:
         require_id(material_id, "material id")
 

@@ -302,6 +302,7 @@ async def test_hostile_ids_are_refused_before_any_store_call(factory, bad):
         lambda: stores.traces.read(bad),
         lambda: stores.materials.get(bad),
         lambda: stores.materials.text(bad),
+        lambda: stores.materials.original(bad),
         lambda: stores.materials.remove(bad),
         lambda: stores.materials.add(*_renamed(lesson_material("mat-1"), bad)),
         lambda: stores.search.page_text(bad, 1),
@@ -340,6 +341,7 @@ async def test_material_add_list_text_search_remove(stores):
     assert await stores.materials.list_all() == [material]
     assert await stores.materials.get("mat-1") == material
     assert await stores.materials.text("mat-1") == text
+    assert await stores.materials.original("mat-1") == data
     hits = await stores.search.search("how do I add numerators?")
     assert hits[0].material_id == "mat-1" and "add the numerators" in hits[0].text
     assert (hits[0].heading, hits[0].title, hits[0].page) == ("Adding", "Fractions", 1)
@@ -355,7 +357,11 @@ async def test_material_add_list_text_search_remove(stores):
     await stores.materials.remove("mat-1")
     assert await stores.materials.list_all() == []
     assert await stores.search.search("numerators") == []
-    for missing in (stores.materials.get("mat-1"), stores.materials.remove("mat-1")):
+    for missing in (
+        stores.materials.get("mat-1"),
+        stores.materials.original("mat-1"),
+        stores.materials.remove("mat-1"),
+    ):
         with pytest.raises(NotFound):
             await missing
 
