@@ -18,6 +18,7 @@ from contextlib import closing
 from datetime import datetime
 from typing import IO, Any
 
+import anyio.to_thread
 import genanki
 
 from backend.core.portability.cards import StudyCard, study_cards
@@ -153,6 +154,11 @@ async def export_anki(
     """Write the deck of `snapshot` (the graph as the learner sees it) to `out`; how many
     notes it holds. The ledger's events say which quiz showed each misconception."""
     ledgers, _ = await graph.read_since(LedgerCursor())
-    cards = study_cards(snapshot, ledgers.events)
-    out.write(apkg_bytes(cards, now=clock.now()))
-    return len(cards)
+    now = clock.now()
+
+    def build() -> int:  # CPU and SQLite: in a worker thread, off a server's event loop
+        cards = study_cards(snapshot, ledgers.events)
+        out.write(apkg_bytes(cards, now=now))
+        return len(cards)
+
+    return await anyio.to_thread.run_sync(build)

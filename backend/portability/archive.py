@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Protocol
 
+import anyio.to_thread
+
 from backend.core.portability.layout import MANIFEST, ArchiveLimits, locate
 from backend.core.portability.manifest import (
     build_manifest,
@@ -105,11 +107,21 @@ async def _materials(store: MaterialStore, only: set[str] | None = None) -> list
 async def export_archive(
     stores: LearnerStores, out: IO[bytes], *, clock: Clock, traces: bool = True
 ) -> ArchiveManifest:
-    """Write the learner's archive to `out` (a binary file); its manifest."""
+    """Write the learner's archive to `out` (a binary file); its manifest. Encoding and
+    compressing run in a worker thread: a server's event loop is not held by them."""
     data = await load_learner(stores, traces=traces)
+    created_at = clock.now()
+    return await anyio.to_thread.run_sync(
+        lambda: write_archive(data, out, created_at=created_at, traces=traces)
+    )
+
+
+def write_archive(
+    data: LearnerData, out: IO[bytes], *, created_at: datetime, traces: bool
+) -> ArchiveManifest:
     members = encode_members(data)
-    manifest = build_manifest(members, data.counts(), created_at=clock.now(), traces=traces)
-    stamp = _zip_time(manifest.created_at)
+    manifest = build_manifest(members, data.counts(), created_at=created_at, traces=traces)
+    stamp = _zip_time(created_at)
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
         zf.writestr(_entry(MANIFEST, stamp), encode_manifest(manifest))
         for member in members:

@@ -8,6 +8,8 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import anyio.to_thread
+
 from backend.core.errors import HarnessError
 from backend.core.portability.vault import build_vault
 from backend.core.ports import ChatStore
@@ -24,8 +26,10 @@ class VaultRefused(HarnessError):
 
 
 async def vault_files(chats: ChatStore, snapshot: GraphSnapshot) -> dict[str, str]:
-    """The vault of `snapshot` (the graph as the learner sees it) and the learner's chats."""
-    return build_vault(snapshot, await chats.list_summaries())
+    """The vault of `snapshot` (the graph as the learner sees it) and the learner's chats
+    (built in a worker thread, off a server's event loop)."""
+    summaries = await chats.list_summaries()
+    return await anyio.to_thread.run_sync(build_vault, snapshot, summaries)
 
 
 def write_vault(files: Mapping[str, str], directory: Path) -> None:
