@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from backend.agent.json_schema import object_schema
 from backend.core.errors import MALFORMED_CALL, BadToolArguments
 from shared_contracts.base import Inbound
 from shared_contracts.model_io import ToolSpec
@@ -37,14 +38,6 @@ MATERIAL_ONLY_FIELDS = {"PlanNodeSpec": "passages", "PassageSpec": None}
 passage type); without material the plan tools read exactly as they always did."""
 
 
-def _object_schema(struct: type[Inbound]) -> dict[str, Any]:
-    (_,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
-    root: dict[str, Any] = components.pop(struct.__name__)
-    if components:
-        root = {**root, "$defs": components}
-    return root
-
-
 @cache
 def tool_specs(material: bool = False) -> tuple[ToolSpec, ...]:
     """The teacher's tools, in a stable order, with their argument schemas. With
@@ -53,9 +46,9 @@ def tool_specs(material: bool = False) -> tuple[ToolSpec, ...]:
         ToolSpec(
             name=name,
             description=DESCRIPTIONS.get(name) or inspect.getdoc(struct) or name,
-            parameters=_object_schema(struct)
+            parameters=object_schema(struct)
             if material
-            else _without_material(_object_schema(struct)),
+            else _without_material(object_schema(struct)),
         )
         for name, struct in TOOL_ARGS.items()
         if material or name not in MATERIAL_TOOLS

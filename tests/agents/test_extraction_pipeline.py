@@ -14,7 +14,7 @@ from backend.agent.extraction.auditor import create_auditor
 from backend.agent.extraction.extractor import create_extractor
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
 from backend.agent.extraction.pipeline import ChatIndex, create_extraction_pipeline
-from backend.agent.extraction.structured import response_schema
+from backend.agent.json_schema import object_schema
 from backend.core.errors import ModelError
 from backend.core.graph import GraphState, derive_snapshot, fold, fold_into
 from shared_contracts.extraction import AuditorOutput, ExtractorOutput
@@ -180,7 +180,7 @@ async def test_scripted_run_gates_audits_merges_and_appends_one_batch(
 
     (ext_request,) = ext.requests
     assert ext_request.role == "extractor"
-    assert ext_request.response_schema == response_schema(ExtractorOutput)
+    assert ext_request.response_schema == object_schema(ExtractorOutput)
     assert aud.requests[0].role == "auditor"
     audit_doc = msgspec.json.decode(aud.requests[0].messages[1].content)
     assert {i["item"] for i in audit_doc["items"]} >= {"same", "frac", "wrong", "call_q4"}
@@ -196,11 +196,11 @@ async def test_scripted_run_gates_audits_merges_and_appends_one_batch(
 
 
 def test_response_schema_has_an_object_root() -> None:
-    schema = response_schema(ExtractorOutput)
+    schema = object_schema(ExtractorOutput)
     assert schema["type"] == "object"
     assert set(schema["required"]) == {"propositions", "edges", "attributions"}
     assert "ProposedProposition" in schema["$defs"]
-    assert response_schema(AuditorOutput)["properties"]["verdicts"]["type"] == "array"
+    assert object_schema(AuditorOutput)["properties"]["verdicts"]["type"] == "array"
 
 
 @pytest.mark.parametrize(

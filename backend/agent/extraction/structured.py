@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
+from backend.agent.json_schema import object_schema
 from backend.core.errors import ModelError
 from backend.core.ports import ChatModel
 from shared_contracts.model_io import ModelDone, ModelMessage, ModelRequest, ModelRole
 
 T = TypeVar("T")
-
-
-def response_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
-    """The JSON Schema of `struct` with an object root (what `response_format` needs)."""
-    (_,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
-    root = dict(components.pop(struct.__name__))
-    if components:
-        root["$defs"] = components
-    return root
 
 
 def build_request(
@@ -32,7 +24,7 @@ def build_request(
             ModelMessage(role="system", content=system),
             ModelMessage(role="user", content=user),
         ],
-        response_schema=response_schema(answer),
+        response_schema=object_schema(answer),
         temperature=0.0,
     )
 

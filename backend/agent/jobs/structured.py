@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
 from backend.agent.jobs.errors import UnsafeArtifact
+from backend.agent.json_schema import object_schema
 from backend.core.errors import ModelError
 from backend.core.ports import ChatModel
 from shared_contracts.model_io import ModelDone, ModelMessage, ModelRequest, ModelRole
@@ -22,13 +23,6 @@ class Malformed(ValueError):
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n(.*)\n\s*```\s*$", re.S)
-
-
-def response_schema(answer: type[msgspec.Struct]) -> dict[str, Any]:
-    """An object-rooted JSON Schema for `answer` (msgspec's own root is a `$ref`)."""
-    (_,), defs = msgspec.json.schema_components([answer], ref_template="#/$defs/{name}")
-    root: dict[str, Any] = defs.pop(answer.__name__)
-    return {**root, "$defs": defs} if defs else root
 
 
 async def _answer_text(model: ChatModel, request: ModelRequest) -> str:
@@ -58,7 +52,7 @@ async def ask_structured(
         ModelMessage(role="system", content=system),
         ModelMessage(role="user", content=user),
     ]
-    schema = response_schema(answer)
+    schema = object_schema(answer)
     problem = ""
     for attempt in range(2):
         text = await _answer_text(
