@@ -1,5 +1,6 @@
-"""The data dir, checked before a command touches it, and the commands that read it:
-`harness graph` and `harness verify`."""
+"""The data dir, checked before a command touches it, and the commands that read it
+(from the files, or the database with `LH_DATABASE_URL`): `harness graph` and
+`harness verify`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from backend.cli.errors import CliError
+from backend.cli.errors import CliError, database_errors
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     from shared_contracts.graph import GraphStats
@@ -51,16 +52,21 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
     from backend.agent.extraction.channels import GraphReader
     from backend.server.settings import load_settings
-    from backend.server.stores import read_graph
+    from backend.server.stores import open_local_stores, read_graph
 
     settings = load_settings()
-    data_dir = existing_data_dir(settings.data_dir)
+    url = settings.database_url
+    data_dir = settings.data_dir if url else existing_data_dir(settings.data_dir)
 
-    # reads only: a torn or corrupt tail stays for `verify` to report
+    # reads only: a torn or corrupt tail stays for `verify` to report; no schema migration
     async def stats() -> GraphStats:
-        return (await GraphReader(read_graph(data_dir)).snapshot()).stats
+        if url is None:
+            return (await GraphReader(read_graph(data_dir)).snapshot()).stats
+        async with open_local_stores(settings.data_dir, url, migrate_schema=False) as stores:
+            return (await GraphReader(stores.graph).snapshot()).stats
 
-    s = anyio.run(stats)
+    with database_errors(settings.database_label):
+        s = anyio.run(stats)
     print(f"nodes {s.nodes}  edges {s.edges}  events {s.events}  sessions {s.sessions}")
     for state, count in sorted(s.by_state.items()):
         print(f"  {state:<14}{count}")
@@ -72,12 +78,20 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    import anyio
+
     from backend.server.settings import load_settings
-    from backend.server.stores import verify
+    from backend.server.stores import verify, verify_database_at
 
     settings = load_settings()
-    problems = verify(existing_data_dir(settings.data_dir))
+    if settings.database_url is None:
+        problems = verify(existing_data_dir(settings.data_dir))
+        where = str(settings.data_dir)
+    else:
+        with database_errors(settings.database_label):
+            problems = anyio.run(verify_database_at, settings.database_url)
+        where = settings.database_label
     for problem in problems:
         print(problem)
-    print(f"verify: {len(problems)} problem(s) in {settings.data_dir}")
+    print(f"verify: {len(problems)} problem(s) in {where}")
     return 1 if problems else 0

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,10 +118,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     data = settings.data_dir
     data_ok, data_text = _data_dir_line(data)
     line("data dir", f"{data.resolve()} ({data_text})")
-    records_ok = True
-    if data.is_dir():
-        problems = verify(data)
-        records_ok = not problems
+    if settings.database_url is None:
+        problems = verify(data) if data.is_dir() else []
+    else:
+        line("database", settings.database_label)
+        reachable, problems = _database_problems(settings.database_url, line)
+        data_ok = data_ok and reachable
+    records_ok = not problems
+    if data.is_dir() or settings.database_url is not None:
         line(
             "records",
             "sound" if records_ok else f"{len(problems)} problem(s): `harness verify` lists them",
@@ -133,6 +138,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if not model_ok:
             line("", f"→ {model_hint(settings.model or '', detail)}")
     return 0 if data_ok and records_ok and model_ok else 1
+
+
+def _database_problems(url: str, line: Callable[[str, str], None]) -> tuple[bool, list[str]]:
+    """(reachable, what `harness verify` would report), saying why when unreachable."""
+    import anyio
+
+    from backend.server.stores import DatabaseError, SchemaTooNew, verify_database_at
+
+    try:
+        return True, anyio.run(verify_database_at, url)
+    except (DatabaseError, SchemaTooNew) as exc:
+        line("reachable", f"no — {exc}")
+        return False, []
 
 
 def check_model(model: str) -> tuple[bool, str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from backend.cli.data import cmd_graph, cmd_verify
 from backend.cli.doctor import MODEL_PROBE_SECONDS, cmd_doctor
 from backend.cli.errors import CliError
+from backend.cli.moving import cmd_migrate
 from backend.cli.replaying import cmd_replay
 from backend.cli.serving import cmd_run, cmd_serve
 
@@ -25,6 +26,7 @@ SETTINGS_HELP = """settings (environment, or a .env file in the current director
   LH_EXTRACTOR_MODEL, LH_AUDITOR_MODEL, LH_SUBAGENT_MODEL
                             per-role models (default LH_MODEL)
   LH_DATA_DIR               root of chats/ graph/ jobs/ traces/ (./data)
+  LH_DATABASE_URL           postgresql://...: every store on that database (unset: files)
   LH_API_HOST, LH_API_PORT  API bind (127.0.0.1, 8100)
   LH_UI_PORT                Reflex UI port (3000)
   LH_EVERY_N_QUIZ_ANSWERS   extraction trigger threshold (3)
@@ -64,8 +66,19 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
     (
         "verify",
         "decode every record and ledger line, check invariants",
-        "Reads LH_DATA_DIR without writing. Exit 0 when sound, 1 with one line per problem.",
+        "Reads LH_DATA_DIR (or, with LH_DATABASE_URL, the database) without writing."
+        "\nExit 0 when sound, 1 with one line per problem.",
         cmd_verify,
+    ),
+    (
+        "migrate",
+        "copy the data dir into PostgreSQL",
+        "harness migrate --to postgresql://user:password@host:5432/dbname"
+        "\n\nCopies every learner's chats, jobs, graph ledgers and traces from LH_DATA_DIR"
+        "\ninto the database (its schema created first) in one transaction, reads them back"
+        "\nand compares, and verifies the database. The files are only read; stop the server"
+        "\nfirst. Exit 0 when copied, 1 when the data dir has problems (nothing copied).",
+        cmd_migrate,
     ),
     (
         "replay",
@@ -100,6 +113,8 @@ def parser() -> argparse.ArgumentParser:
         cmd.set_defaults(fn=fn)
         if name == "replay":
             _replay_arguments(cmd)
+        if name == "migrate":
+            cmd.add_argument("--to", required=True, metavar="URL", help="postgresql://...")
     return top
 
 

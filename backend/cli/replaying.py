@@ -8,27 +8,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backend.cli.data import existing_data_dir
-from backend.cli.errors import CliError
+from backend.cli.errors import CliError, database_errors
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     from shared_contracts.trace import AnyTraceEvent
 
 
-def _recorded_turns(data_dir: Path, chat_id: str) -> list[int]:
+def _recorded_turns(data_dir: Path, database_url: str | None, chat_id: str) -> list[int]:
     """The turns recorded in `chat_id`'s trace (raises InvalidId for a malformed id)."""
     import anyio
 
-    from backend.server.stores import build_stores
+    from backend.server.stores import open_local_stores
     from shared_contracts.trace import MarkEvent
 
     async def read() -> list[AnyTraceEvent]:
-        return await build_stores(data_dir).traces.read(chat_id)
+        async with open_local_stores(data_dir, database_url, migrate_schema=False) as stores:
+            return await stores.traces.read(chat_id)
 
     events = anyio.run(read)
     return [e.turn for e in events if isinstance(e, MarkEvent) and e.mark == "turn_started"]
 
 
-def _check_replay_args(args: argparse.Namespace, data_dir: Path) -> None:
+def _check_replay_args(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> None:
     """Refuse arguments the replay engine would silently ignore or misread."""
     diff = args.ids[0] == "diff"
     if diff and (args.from_turn is not None or args.model or args.template):
@@ -39,12 +40,14 @@ def _check_replay_args(args: argparse.Namespace, data_dir: Path) -> None:
         raise CliError(f"--template {args.template}: no such file")
     turns: list[int] = []
     for chat_id in args.ids[1:] if diff else args.ids[:1]:
-        turns = _recorded_turns(data_dir, chat_id)
+        turns = _recorded_turns(data_dir, database_url, chat_id)
         if not turns:
-            raise CliError(
-                f"no recorded session {chat_id!r} in {data_dir}; a chat id is a file name"
-                f" in {data_dir / 'traces'} without .jsonl"
+            where = (
+                "the database (LH_DATABASE_URL)"
+                if database_url
+                else f"{data_dir}; a chat id is a file name in {data_dir / 'traces'} without .jsonl"
             )
+            raise CliError(f"no recorded session {chat_id!r} in {where}")
     if args.from_turn is not None and not 1 <= args.from_turn <= max(turns):
         raise CliError(f"--from-turn {args.from_turn}: {args.ids[0]} has turns 1 to {max(turns)}")
 
@@ -55,11 +58,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from backend.server.settings import load_settings
 
     settings = load_settings()
-    data_dir = existing_data_dir(settings.data_dir)
+    url = settings.database_url
+    data_dir = settings.data_dir if url else existing_data_dir(settings.data_dir)
     template = Path(args.template) if args.template else None
     try:
-        _check_replay_args(args, data_dir)
-        return cli(data_dir, args.ids, args.from_turn, args.model, template)
+        with database_errors(settings.database_label):
+            _check_replay_args(args, data_dir, url)
+            return cli(data_dir, args.ids, args.from_turn, args.model, template, url)
     except HarnessError as exc:
         print(f"harness replay: {exc}", file=sys.stderr)
         return 2

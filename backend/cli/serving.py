@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from backend.cli.data import writable_data_dir
 from backend.cli.doctor import warn_missing_keys
-from backend.cli.errors import CliError, PortInUse
+from backend.cli.errors import CliError, PortInUse, database_errors
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     import uvicorn
+
+    from backend.server.settings import Settings
 
 MAX_INBOUND_WS_BYTES = 64 * 1024
 
@@ -52,6 +54,19 @@ def uvicorn_config(app: Any, **extra: Any) -> uvicorn.Config:
     )
 
 
+def ready_stores(settings: Settings) -> None:
+    """Where the data lives, checked before the server starts: the data dir writable, and
+    with LH_DATABASE_URL the database reachable and migrated (else one line, exit 2)."""
+    writable_data_dir(settings.data_dir)
+    if settings.database_url is not None:
+        import anyio
+
+        from backend.server.stores import check_database
+
+        with database_errors(settings.database_label):
+            anyio.run(check_database, settings.database_url)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -59,13 +74,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from backend.server.settings import load_settings
 
     settings = load_settings()
-    writable_data_dir(settings.data_dir)
+    ready_stores(settings)
     sock = bind(settings.api_host, settings.api_port)
     host, port = sock.getsockname()[:2]
     label = "offline tutor" if settings.offline else settings.model_label
     if not settings.offline:
         warn_missing_keys(settings)
-    print(f"harness API on http://{host}:{port} ({label}; data in {settings.data_dir})", flush=True)
+    print(f"harness API on http://{host}:{port} ({label}; {settings.database_label})", flush=True)
     uvicorn.Server(uvicorn_config(create_app(settings))).run(sockets=[sock])
     return 0
 
@@ -93,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if settings.ui_port == 0:
         raise CliError("LH_UI_PORT=0: `harness run` needs a fixed UI port to print; pick one")
-    writable_data_dir(settings.data_dir)
+    ready_stores(settings)
     api_sock = bind(settings.api_host, settings.api_port)
     bind(settings.api_host, settings.ui_port, "LH_UI_PORT").close()  # fail early if taken
     if not settings.offline:

@@ -12,9 +12,8 @@ from backend.replay.diff import ReplayResult, diff_sessions
 from backend.replay.fork import fork_session
 from backend.replay.runner import run_replay
 from backend.server.models import OFFLINE
-from backend.server.stores import Stores, build_stores
+from backend.server.stores import Stores, open_local_stores
 from backend.tracing.ports import read_expanded
-from shared_contracts.trace import AnyTraceEvent
 
 
 def cli(
@@ -23,35 +22,43 @@ def cli(
     from_turn: int | None,
     model: str | None,
     template: Path | None,
+    database_url: str | None = None,
 ) -> int:
-    """`harness replay CHAT_ID [--from-turn N --model M]` · `harness replay diff A B`."""
-    source = build_stores(data_dir)
-    if ids and ids[0] == "diff":
-        if len(ids) != 3:
-            print("usage: harness replay diff CHAT_A CHAT_B")
-            return 2
-        return _diff(source, ids[1], ids[2])
-    if len(ids) != 1:
+    """`harness replay CHAT_ID [--from-turn N --model M]` · `harness replay diff A B`: the
+    sessions recorded in `data_dir`, or in the database at `database_url`."""
+    if ids and ids[0] == "diff" and len(ids) != 3:
+        print("usage: harness replay diff CHAT_A CHAT_B")
+        return 2
+    if ids[:1] != ["diff"] and len(ids) != 1:
         print("usage: harness replay CHAT_ID [--from-turn N --model M]")
         return 2
-    chat_id = ids[0]
     body = template.read_text("utf-8") if template else None
+
+    async def run() -> int:
+        async with open_local_stores(data_dir, database_url) as source:
+            if ids[0] == "diff":
+                return await _diff(source, ids[1], ids[2])
+            return await _replay(source, ids[0], from_turn, model, body)
+
+    return anyio.run(run)
+
+
+async def _replay(
+    source: Stores, chat_id: str, from_turn: int | None, model: str | None, body: str | None
+) -> int:
     with tempfile.TemporaryDirectory(prefix="harness-replay-") as tmp:
         if from_turn is not None:
             spec = model or OFFLINE
-            result = anyio.run(fork_session, source, chat_id, from_turn, spec, Path(tmp))
-            print(f"forked {chat_id} at turn {from_turn} onto {spec}: new chat {result.fork_id}")
+            fork = await fork_session(source, chat_id, from_turn, spec, Path(tmp))
+            print(f"forked {chat_id} at turn {from_turn} onto {spec}: new chat {fork.fork_id}")
             return 0
-        result = anyio.run(lambda: run_replay(source, chat_id, Path(tmp), template=body))
+        result = await run_replay(source, chat_id, Path(tmp), template=body)
     return _report(chat_id, result)
 
 
-def _diff(source: Stores, a: str, b: str) -> int:
-    async def both() -> tuple[list[AnyTraceEvent], list[AnyTraceEvent]]:
-        first, second = await source.traces.read(a), await source.traces.read(b)
-        return read_expanded(first, a), read_expanded(second, b)
-
-    first, second = anyio.run(both)
+async def _diff(source: Stores, a: str, b: str) -> int:
+    first = read_expanded(await source.traces.read(a), a)
+    second = read_expanded(await source.traces.read(b), b)
     lines = diff_sessions(first, second, (a, b))
     print("\n".join(lines) if lines else f"{a} and {b}: no per-turn differences")
     return 1 if lines else 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
@@ -31,7 +31,7 @@ from backend.server.models import build_roles
 from backend.server.recording import recorded_stores, recording_tracer
 from backend.server.runtime import RandomIds, clock_from
 from backend.server.settings import Settings
-from backend.server.stores import Stores, build_stores
+from backend.server.stores import Stores, open_local_stores
 from backend.server.turn.runner import TurnRunner
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
@@ -211,36 +211,43 @@ async def open_services(
     tracer: Tracer | None = None,
     template: str | None = None,
 ) -> AsyncIterator[Services]:
-    stores = stores or build_stores(settings.data_dir)
-    tracer = tracer or recording_tracer(stores, settings)
-    if clock is None and settings.clock_file is not None:
-        log.warning("[clock] simulated time from %s (bench only)", settings.clock_file)
-    roles = build_roles(
-        settings, wrap=tracer.model, teacher=model, stages=extraction_stages, agents=subagents
-    )
-    ports = Ports(
-        stores=recorded_stores(tracer, stores),  # chat and graph access: sync points
-        clock=tracer.clock(clock or clock_from(settings.clock_file)),
-        ids=tracer.ids(ids or RandomIds()),
-        teacher=roles.teacher,
-        extractor=roles.extractor,
-        auditor=roles.auditor,
-        agents=roles.agents,
-    )
-    async with _units_then_flush(tracer) as task_group:
-        task_group.start_soon(tracer.sweep_forever)  # idle chats' trace entries go
-        services = Services(settings, ports, tracer, task_group, template=template)
-        recovered = await services.jobs.recover()
-        if recovered:
-            log.info("[job] marked %d job(s) interrupted by a restart as failed", len(recovered))
-        try:
-            yield services
-        finally:
-            with anyio.CancelScope(shield=True):
-                # Every unit is cancelled at once (turns, jobs, extraction runs), as when the
-                # server's own scope is cancelled: a replay shuts down the same way.
-                task_group.cancel_scope.cancel()
-                await services.jobs.shutdown()  # the trace is written once all have ended
+    """The app's services for the block. Unless `stores` are given, the local learner's
+    stores are opened here (files, or PostgreSQL with `LH_DATABASE_URL`) and closed
+    after every unit has ended."""
+    async with AsyncExitStack() as stack:
+        if stores is None:
+            stores = await stack.enter_async_context(
+                open_local_stores(settings.data_dir, settings.database_url)
+            )
+        tracer = tracer or recording_tracer(stores, settings)
+        if clock is None and settings.clock_file is not None:
+            log.warning("[clock] simulated time from %s (bench only)", settings.clock_file)
+        roles = build_roles(
+            settings, wrap=tracer.model, teacher=model, stages=extraction_stages, agents=subagents
+        )
+        ports = Ports(
+            stores=recorded_stores(tracer, stores),  # chat and graph access: sync points
+            clock=tracer.clock(clock or clock_from(settings.clock_file)),
+            ids=tracer.ids(ids or RandomIds()),
+            teacher=roles.teacher,
+            extractor=roles.extractor,
+            auditor=roles.auditor,
+            agents=roles.agents,
+        )
+        async with _units_then_flush(tracer) as task_group:
+            task_group.start_soon(tracer.sweep_forever)  # idle chats' trace entries go
+            services = Services(settings, ports, tracer, task_group, template=template)
+            recovered = len(await services.jobs.recover())
+            if recovered:
+                log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)
+            try:
+                yield services
+            finally:
+                with anyio.CancelScope(shield=True):
+                    # Every unit is cancelled at once (turns, jobs, extraction runs), as when the
+                    # server's own scope is cancelled: a replay shuts down the same way.
+                    task_group.cancel_scope.cancel()
+                    await services.jobs.shutdown()  # the trace is written once all have ended
 
 
 @asynccontextmanager

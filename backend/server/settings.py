@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -34,6 +35,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     job_timeout_s: float = 120.0
     ws_frames_per_second: float = 20.0
     ws_burst: int = 40
+    database_url: str | None = None
+    """`LH_DATABASE_URL`: unset, every store is files under `data_dir`; `postgresql://...`,
+    every store is on that database. May hold a password: show `database_label`."""
     clock_file: Path | None = None
     """Bench only (`LH_CLOCK_FILE`): the server's now is read from this file (`FileClock`).
     Set at start-up from the environment; no request can reach it."""
@@ -45,6 +49,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def model_label(self) -> str:
         return self.model or "offline"
+
+    @property
+    def database_label(self) -> str:
+        """Where the data lives, fit to print: the database URL with any password hidden."""
+        if self.database_url is None:
+            return f"files in {self.data_dir}"
+        return without_password(self.database_url)
 
     def allowed_origins(self) -> frozenset[str]:
         ports = {self.ui_port, self.api_port}
@@ -134,7 +145,45 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
             o.strip() for o in (text("LH_ALLOWED_ORIGINS") or "").split(",") if o.strip()
         ),
         max_steps=_int(source, "LH_MAX_STEPS", default.max_steps, 1, 100),
+        database_url=_database_url(source, text("LH_DATABASE_URL")),
         clock_file=_clock_file(source, text("LH_CLOCK_FILE")),
+    )
+
+
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def without_password(url: str) -> str:
+    """`url` with its password (if any) shown as ***."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def _database_url(env: Source, raw: str | None) -> str | None:
+    """LH_DATABASE_URL: a PostgreSQL URL, or unset for files (its reachability is checked
+    when the stores open: one line and exit 2, as for any setting)."""
+    if raw is None:
+        return None
+    origin = env.origin("LH_DATABASE_URL")
+    return database_url(
+        raw,
+        f"LH_DATABASE_URL (from {origin})",
+        "unset it to keep the data in files under LH_DATA_DIR",
+    )
+
+
+def database_url(raw: str, what: str, instead: str) -> str:
+    """`raw` if it is a PostgreSQL URL, else a SettingsError naming `what` (never echoing
+    a password) and saying what to do `instead`."""
+    if raw.startswith(DATABASE_SCHEMES) and (urlsplit(raw).hostname or "host=" in raw):
+        return raw
+    shown = raw if "@" not in raw else "…@" + raw.rpartition("@")[2]
+    raise SettingsError(
+        f"{what} must be a PostgreSQL URL like postgresql://user:password@host:5432/dbname,"
+        f" got {shown!r}; {instead}"
     )
 
 

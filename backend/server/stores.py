@@ -60,8 +60,9 @@ __all__ = [
     "StoreFactory",
     "Stores",
     "build_stores",
-    "is_database_url",
+    "check_database",
     "migrate_into_database",
+    "open_local_stores",
     "open_store_factory",
     "read_graph",
     "verify",
@@ -183,26 +184,28 @@ class PgStoreFactory:
         return stores
 
 
-def is_database_url(value: str) -> bool:
-    """Whether `value` names a PostgreSQL database (`postgresql://` or `postgres://`)."""
-    return value.startswith(DATABASE_SCHEMES)
-
-
-DATABASE_SCHEMES = ("postgresql://", "postgres://")
-
-
 @asynccontextmanager
 async def open_store_factory(
-    data_dir: Path, database_url: str | None = None
+    data_dir: Path, database_url: str | None = None, *, migrate_schema: bool = True
 ) -> AsyncIterator[StoreFactory]:
     """Where every learner's data lives, for the block: files under `data_dir`, or (with a
     `database_url`) PostgreSQL, its schema migrated first (`SchemaTooNew` if the database
-    is ahead of this code, `DatabaseUnavailable` if it cannot be reached)."""
+    is ahead of this code, `DatabaseUnavailable` if it cannot be reached; a reading command
+    passes `migrate_schema=False`)."""
     if not database_url:
         yield FileStoreFactory(data_dir)
         return
-    async with open_database(database_url) as db:
+    async with open_database(database_url, migrate_schema=migrate_schema) as db:
         yield PgStoreFactory(db)
+
+
+@asynccontextmanager
+async def open_local_stores(
+    data_dir: Path, database_url: str | None = None, *, migrate_schema: bool = True
+) -> AsyncIterator[Stores]:
+    """The local learner's stores (`LH_AUTH=local`), as `open_store_factory` opens them."""
+    async with open_store_factory(data_dir, database_url, migrate_schema=migrate_schema) as f:
+        yield f.for_learner(LOCAL_LEARNER)
 
 
 async def migrate_into_database(data_dir: Path, database_url: str) -> list[Moved]:
@@ -217,3 +220,10 @@ async def verify_database_at(database_url: str) -> list[str]:
     (an outdated schema is reported, not migrated)."""
     async with open_database(database_url, migrate_schema=False, min_size=1, max_size=2) as db:
         return await verify_database(db)
+
+
+async def check_database(database_url: str) -> None:
+    """Reach the database and migrate its schema (what the server does as it starts), so a
+    command can refuse to start with one line: `DatabaseUnavailable`, `SchemaTooNew`."""
+    async with open_database(database_url, min_size=1, max_size=1):
+        pass

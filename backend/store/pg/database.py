@@ -22,7 +22,7 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from backend.store.errors import DatabaseError, DatabaseUnavailable
-from backend.store.pg.migrations import migrate
+from backend.store.pg.migrations import migrate, refuse_newer_schema
 
 log = logging.getLogger("harness.store")
 
@@ -161,16 +161,16 @@ async def open_database(
 
 
 async def _first_contact(url: str, kwargs: dict[str, Any], migrate_schema: bool) -> None:
-    """Connect once (and migrate) before the pool: a wrong URL, a refused connection or a
-    bad password is reported at once, as the server said it."""
+    """Connect once (and migrate, or check the schema is not ahead) before the pool: a wrong
+    URL, a refused connection or a bad password is reported at once, as the server said it."""
     try:
         conn = await psycopg.AsyncConnection.connect(url, **kwargs)
     except psycopg.Error as exc:
         raise DatabaseUnavailable(f"cannot reach the database: {_one_line(exc)}") from exc
-    if not migrate_schema:
-        await conn.close()
-        return
     try:
+        if not migrate_schema:
+            await refuse_newer_schema(conn)
+            return
         applied = await migrate(conn)
     except psycopg.Error as exc:
         raise DatabaseError(f"could not migrate the database: {_one_line(exc)}") from exc

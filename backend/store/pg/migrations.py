@@ -63,6 +63,17 @@ async def schema_version(conn: Connection) -> int:
     return int(row[0]) if row is not None else 0
 
 
+async def refuse_newer_schema(conn: Connection) -> int:
+    """The database's schema version; `SchemaTooNew` if it is ahead of this code."""
+    current, known = await schema_version(conn), code_version()
+    if current > known:
+        raise SchemaTooNew(
+            f"the database's schema is version {current}, newer than this code's "
+            f"({known}): upgrade the harness before using this database"
+        )
+    return current
+
+
 async def migrate(conn: Connection) -> list[Migration]:
     """Apply the pending migrations in one transaction; the ones applied. `SchemaTooNew`
     (and nothing changed) if the database is ahead of this code."""
@@ -75,12 +86,7 @@ async def migrate(conn: Connection) -> list[Migration]:
             " name text NOT NULL,"
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        current = await schema_version(conn)
-        if current > len(migrations):
-            raise SchemaTooNew(
-                f"the database's schema is version {current}, newer than this code's "
-                f"({len(migrations)}): upgrade the harness before using this database"
-            )
+        current = await refuse_newer_schema(conn)
         pending = migrations[current:]
         for migration in pending:
             await conn.execute(migration.sql.encode())
