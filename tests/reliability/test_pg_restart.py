@@ -8,9 +8,15 @@ import time
 
 import anyio
 import msgspec
+from litestar.testing import TestClient
 
 from backend.core.ports import LedgerBatch, LedgerCursor
+from backend.server.app import create_app
+from backend.server.settings import Settings
 from backend.server.stores import DatabaseUnavailable, open_store_factory
+from shared_contracts.frames import ErrorFrame, TurnFinished
+from tests.fakes import ScriptedModel, text_reply
+from tests.server.test_ws import DECODE, new_chat
 from tests.unit.store.factories import chat, event
 from tests.unit.store.test_port_contracts import events, new_learner
 
@@ -89,3 +95,55 @@ async def test_a_database_restart_under_load_loses_no_acknowledged_write(
         f"\n[pg restart] {WORKERS} workers, {acked_turns} acknowledged turns, "
         f"{len(failures)} typed failures, back in service; {elapsed:.1f} s"
     )
+
+
+def test_the_learner_gets_a_typed_error_while_the_database_is_down_and_goes_on_after(
+    pg_cluster, tmp_path
+):
+    """Over the real app and WebSocket: a message sent while the database is stopped is
+    answered with an error frame (no traceback, no driver text), the socket stays usable,
+    and once the database is back the next turn runs and is stored."""
+    url = pg_cluster.create_database()
+    settings = Settings(data_dir=tmp_path / "data", database_url=url)
+    model = ScriptedModel([text_reply("Halves first."), text_reply("Now quarters.")])
+    with TestClient(app=create_app(settings, model=model)) as client:
+        chat = new_chat(client)
+        with client.websocket_connect(f"/api/chats/{chat}/ws") as ws:
+            receive(ws)
+            pg_cluster.stop()
+            try:
+                send(ws, "teach me halves")
+                frames = until(ws, (ErrorFrame, TurnFinished))
+                errors = [f for f in frames if isinstance(f, ErrorFrame)]
+                assert errors and all(e.code == "storage_error" for e in errors), frames
+                assert all("database unavailable" in e.message for e in errors)
+                assert not any("psycopg" in e.message or "Traceback" in e.message for e in errors)
+                response = client.get(f"/api/chats/{chat}")
+                assert response.status_code == 503
+                assert "database unavailable" in response.text and "psycopg" not in response.text
+            finally:
+                pg_cluster.start()
+            send(ws, "teach me halves")
+            assert isinstance(until(ws, (TurnFinished,))[-1], TurnFinished)
+        record = client.get(f"/api/chats/{chat}").json()
+        assert [p["text"] for m in record["messages"] for p in m["parts"] if p.get("text")] == [
+            "teach me halves",
+            "Halves first.",
+        ]
+
+
+def send(ws, text: str) -> None:
+    ws.send_text(msgspec.json.encode({"type": "user_message", "text": text}).decode())
+
+
+def until(ws, kinds: tuple[type, ...]) -> list[object]:
+    seen = []
+    while True:
+        frame = receive(ws)
+        seen.append(frame)
+        if isinstance(frame, kinds):
+            return seen
+
+
+def receive(ws):
+    return DECODE.decode(ws.receive_text(timeout=15))

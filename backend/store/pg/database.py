@@ -33,6 +33,7 @@ Operation = Callable[[Connection], Awaitable[T]]
 POOL_MIN = 1
 POOL_MAX = 10
 CONNECT_TIMEOUT_S = 5
+PROBE_TIMEOUT_S = 2
 ACQUIRE_TIMEOUT_S = 5.0
 """How long an operation waits for a connection before the learner is told the database
 is unavailable (rather than waiting as long as a restart takes)."""
@@ -78,11 +79,21 @@ def unavailable(exc: psycopg.Error) -> bool:
 
 class PgDatabase:
     """A pool of connections (autocommit; transactions are explicit) and `run`, through
-    which every adapter operation goes."""
+    which every adapter operation goes.
 
-    def __init__(self, pool: AsyncConnectionPool[Connection]) -> None:
+    Once an operation finds the server out of reach, the database is `down` until an
+    operation succeeds: meanwhile each operation first tries one connection of its own
+    (refused at once while the server is down, so the learner hears so in milliseconds,
+    not after a pool timeout), and once that works the pool's dead connections are
+    replaced before the operation runs."""
+
+    def __init__(
+        self, pool: AsyncConnectionPool[Connection], url: str, kwargs: dict[str, Any]
+    ) -> None:
         self.pool = pool
-        self._checking = False
+        self.down = False
+        self._url = url
+        self._kwargs = kwargs | {"connect_timeout": PROBE_TIMEOUT_S}
 
     async def run(self, op: Operation[T], *, retry: bool) -> T:
         """`op` on a pooled connection. `retry`: the operation only reads, so a lost
@@ -90,30 +101,32 @@ class PgDatabase:
         attempts = 2 if retry else 1
         for attempt in range(attempts):
             try:
+                if self.down:
+                    await self._probe()
                 async with self.pool.connection() as conn:
-                    return await op(conn)
+                    result = await op(conn)
             except psycopg.Error as exc:
                 if not unavailable(exc):
                     log.error("[store] database error: %s", _one_line(exc))
                     raise DatabaseError(f"database error: {_one_line(exc)}") from exc
-                log.warning("[store] database unavailable: %s", _one_line(exc))
-                await self._recover()
+                if not self.down:
+                    log.warning("[store] database unavailable: %s", _one_line(exc))
+                self.down = True
                 if attempt + 1 == attempts:
                     raise DatabaseUnavailable(f"database unavailable: {_one_line(exc)}") from exc
+            else:
+                if self.down:
+                    log.info("[store] database reachable again")
+                self.down = False
+                return result
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _recover(self) -> None:
-        """Test the idle connections and replace the dead ones (after a server restart
-        every idle connection is dead); one check at a time."""
-        if self._checking:
-            return
-        self._checking = True
-        try:
-            await self.pool.check()
-        except psycopg.Error as exc:
-            log.warning("[store] could not check the pool: %s", _one_line(exc))
-        finally:
-            self._checking = False
+    async def _probe(self) -> None:
+        """One connection of our own (raises while the server is down); when it works,
+        test the pool's idle connections and replace the dead ones."""
+        conn = await psycopg.AsyncConnection.connect(self._url, **self._kwargs)
+        await conn.close()
+        await self.pool.check()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -155,7 +168,7 @@ async def open_database(
         await pool.close()
         raise DatabaseUnavailable(f"cannot reach the database: {_one_line(exc)}") from exc
     try:
-        yield PgDatabase(pool)
+        yield PgDatabase(pool, url, kwargs)
     finally:
         await pool.close()
 
