@@ -48,7 +48,9 @@ def free_port() -> int:
 class PgCluster:
     """`start()` → a running server; `url(db)`; `create_database()`; `stop()` / `restart()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        """`durable`: fsync as a production server does (tests leave it off: faster)."""
+        self.durable = durable
         self.bindir = server_bindir()
         self.root = Path(tempfile.mkdtemp(prefix="lh-pg-"))
         self.data = self.root / "data"
@@ -78,7 +80,9 @@ class PgCluster:
         self.proc = subprocess.Popen(
             [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port),
              "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.root}",
-             "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=200"],
+             "-c", f"fsync={'on' if self.durable else 'off'}",
+             "-c", f"full_page_writes={'on' if self.durable else 'off'}",
+             "-c", "max_connections=200"],
             stdout=log, stderr=log, cwd=self.root, **self._run_as(),  # type: ignore[call-overload]
         )  # fmt: skip
         log.close()
