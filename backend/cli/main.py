@@ -74,10 +74,11 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
         "migrate",
         "copy the data dir into PostgreSQL",
         "harness migrate --to postgresql://user:password@host:5432/dbname"
-        "\n\nCopies every learner's chats, jobs, graph ledgers and traces from LH_DATA_DIR"
-        "\ninto the database (its schema created first) in one transaction, reads them back"
-        "\nand compares, and verifies the database. The files are only read; stop the server"
-        "\nfirst. Exit 0 when copied, 1 when the data dir has problems (nothing copied).",
+        "\n\nCopies every learner's chats, jobs, graph ledgers, traces and materials from"
+        "\nLH_DATA_DIR into the database (its schema created first) in one transaction, reads"
+        "\nthem back and compares, and verifies the database. The files are only read; stop"
+        "\nthe server first. Exit 0 when copied, 1 when the data dir has problems (nothing"
+        "\ncopied).",
         cmd_migrate,
     ),
     (

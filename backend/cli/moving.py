@@ -31,7 +31,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     for m in moved:
         print(
             f"learner {m.learner}: {m.chats} chat(s), {m.jobs} job(s), "
-            f"{m.ledger_lines} ledger line(s), {m.trace_events} trace event(s)"
+            f"{m.ledger_lines} ledger line(s), {m.trace_events} trace event(s), "
+            f"{m.materials} material(s)"
         )
     print(f"migrate: {data_dir} copied, read back equal, verify clean in {target}")
     print("set LH_DATABASE_URL to that URL to serve from the database; the files are unchanged")
