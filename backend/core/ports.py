@@ -6,7 +6,7 @@ roots in `backend.server` wire them. Tests inject the same ports.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -169,6 +169,47 @@ class SearchPort(Protocol):
     ) -> list[MaterialHit]: ...
 
     async def page_text(self, material_id: str, page: int) -> str: ...
+
+
+class TurnClaims(Protocol):
+    """A chat's turn slot across every process serving its learner: `claim` is True when
+    this process now holds it (False: a turn runs in another process); a crashed holder's
+    claims end with it. Within one process the caller keeps its own slot (one claim per
+    chat at a time)."""
+
+    async def claim(self, chat_id: str) -> bool: ...
+
+    async def release(self, chat_id: str) -> None: ...
+
+
+class ProcessLocks(Protocol):
+    """Mutual exclusion per key across the processes sharing a learner's store: `hold(key)`
+    waits until no other process holds `key`; a crashed holder's locks end with it. Within
+    one process the callers serialise themselves (it excludes other processes only)."""
+
+    def hold(self, key: str) -> AbstractAsyncContextManager[None]: ...
+
+
+RemoteDelivery = Callable[[str, str | None], Awaitable[None]]
+"""`deliver(chat_id, frame)`: a frame another process published for `chat_id` (encoded as
+sent), or None: the chat changed there in a way its frame could not carry (re-read it)."""
+
+
+class ChatFanOut(Protocol):
+    """A chat's frames to the sockets other processes serve: `publish` queues one (never
+    blocks, keeps this process's order); `serve` runs until cancelled, sending what was
+    published and handing what other processes published to `deliver`. At most once: a
+    frame in flight when a process or the connection dies is lost (sockets re-read the
+    chat on reconnect)."""
+
+    @property
+    def remote(self) -> bool:
+        """Whether other processes may serve the learner (False: publishing is a no-op)."""
+        ...
+
+    def publish(self, chat_id: str, frame: str | None) -> None: ...
+
+    async def serve(self, deliver: RemoteDelivery) -> None: ...
 
 
 class SystemPrompt(Protocol):

@@ -54,7 +54,7 @@ async def receive(
             case Ping():
                 offer_frame(connection, Pong())
             case UserMessage():
-                services.turns.start_user_message(chat_id, frame)
+                await services.turns.start_user_message(chat_id, frame)
             case Answer():
                 await services.turns.start_answer(chat_id, frame)
             case Abort():

@@ -14,13 +14,26 @@ import anyio
 import msgspec
 from litestar.types import Send
 
+from backend.core.ports import ChatFanOut
 from backend.tracing.tracer import NO_TRACE, Tracer
-from shared_contracts.frames import ServerFrame, TextDelta
+from shared_contracts.frames import (
+    GraphUpdated,
+    JobFrame,
+    ServerFrame,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+)
 
 log = logging.getLogger("harness.ws")
 
 ENCODER = msgspec.json.Encoder()
 QUEUE_FRAMES = 4096
+FANNED_OUT: frozenset[type[ServerFrame]] = frozenset(
+    {JobFrame, GraphUpdated, TurnStarted, TurnFinished}
+)
+"""The frames other processes' sockets get as they are (a turn's streamed text stays with
+the turn's process: theirs get the chat re-read once the turn has finished)."""
 
 
 class Connection:
@@ -72,9 +85,10 @@ class Connection:
 
 
 class ChatHub:
-    def __init__(self, tracer: Tracer | None = None) -> None:
+    def __init__(self, tracer: Tracer | None = None, fanout: ChatFanOut | None = None) -> None:
         self.trace = tracer or NO_TRACE
         self._connections: dict[str, set[Connection]] = {}
+        self._fanout = fanout if fanout is not None and fanout.remote else None
 
     def connect(self, chat_id: str) -> Connection:
         connection = Connection(chat_id)
@@ -105,6 +119,14 @@ class ChatHub:
             self.trace.outbound_delta(chat_id, frame.message_id, frame.delta)
         else:
             self.trace.outbound(chat_id, text)
+        self._deliver(chat_id, text)
+        if self._fanout is not None and type(frame) in FANNED_OUT:
+            self._fanout.publish(chat_id, text)
+            if type(frame) is TurnFinished:
+                self._fanout.publish(chat_id, None)  # theirs re-read the finished turn
+
+    def relay(self, chat_id: str, text: str) -> None:
+        """A frame another process published (and recorded): to this process's sockets."""
         self._deliver(chat_id, text)
 
     def _deliver(self, chat_id: str, text: str) -> None:

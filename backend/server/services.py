@@ -26,17 +26,23 @@ from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
 from backend.core.trace_views import without_key
 from backend.server.chats import ChatService
-from backend.server.hub import ChatHub
+from backend.server.hub import ENCODER, ChatHub
 from backend.server.models import build_roles
 from backend.server.recording import recorded_stores, recording_tracer
 from backend.server.runtime import RandomIds, clock_from
 from backend.server.settings import Settings
-from backend.server.stores import Stores, open_local_stores
+from backend.server.stores import (
+    LOCAL_LEARNER,
+    Coordination,
+    Stores,
+    open_coordination_factory,
+    open_local_stores,
+)
 from backend.server.turn.runner import TurnRunner
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
 from backend.tracing.tracer import Tracer
-from shared_contracts.frames import GraphUpdated, JobFrame
+from shared_contracts.frames import GraphUpdated, JobFrame, Snapshot
 from shared_contracts.http import ExtractAccepted
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 from shared_contracts.trace import AnyTraceEvent
@@ -55,6 +61,8 @@ class Ports:
     extractor: Extractor
     auditor: Auditor
     agents: Mapping[str, SubAgent]
+    coordination: Coordination
+    """How the learner's chats are shared with other processes (none: one process)."""
 
 
 class Services:
@@ -75,11 +83,12 @@ class Services:
         self.ids = ports.ids
         self.tracer = tracer
         self.task_group = task_group
-        self.hub = ChatHub(tracer)
+        self.coordination = ports.coordination
+        self.hub = ChatHub(tracer, ports.coordination.fanout)
         self.graph, self.extraction = self._graph_channels(ports)
         self.jobs = self._job_runner(ports)
         turns = self._turns(ports, template)
-        self.turns = TurnRunner(turns, self.hub, task_group, tracer)
+        self.turns = TurnRunner(turns, self.hub, task_group, tracer, ports.coordination.claims)
         self.chats = ChatService(ports.stores.chats, ports.clock, ports.ids, tracer, turns)
 
     def _graph_channels(self, ports: Ports) -> tuple[GraphReader, ExtractionService]:
@@ -92,6 +101,7 @@ class Services:
             clock=ports.clock,
             ids=ports.ids,
             traces=self.tracer.trace_store() if self.tracer.enabled else None,
+            locks=ports.coordination.locks,
         )
         graph = GraphReader.following(pipeline.view, pipeline.deriver)
         self.tracer.order_before_lock(pipeline.view)  # its graph reads are sync points
@@ -102,6 +112,7 @@ class Services:
             self.task_group,
             every_n=self.settings.every_n_quiz_answers,
             on_merged=self.on_merged,
+            locks=ports.coordination.locks,
         )
         return graph, extraction
 
@@ -184,6 +195,17 @@ class Services:
         await self.hub.broadcast(chat_id, frame)
         await self.tracer.flush(chat_id)
 
+    async def on_remote(self, chat_id: str, frame: str | None) -> None:
+        """A frame another process published for the chat, to this process's sockets of
+        it; None: the chat changed there (a turn finished), so they get it re-read."""
+        if not self.hub.count(chat_id):
+            return
+        if frame is not None:
+            self.hub.relay(chat_id, frame)
+            return
+        view = await self.chats.view(chat_id)
+        self.hub.relay(chat_id, ENCODER.encode(Snapshot(chat=view)).decode())
+
     # -- the session end -------------------------------------------------------------
 
     async def end_session(self, chat_id: str, unit: str = "") -> ExtractAccepted:
@@ -210,6 +232,7 @@ async def open_services(
     subagents: Mapping[str, SubAgent] | None = None,
     tracer: Tracer | None = None,
     template: str | None = None,
+    coordination: Coordination | None = None,
 ) -> AsyncIterator[Services]:
     """The app's services for the block. Unless `stores` are given, the local learner's
     stores are opened here (files, or PostgreSQL with `LH_DATABASE_URL`) and closed
@@ -219,6 +242,11 @@ async def open_services(
             stores = await stack.enter_async_context(
                 open_local_stores(settings.data_dir, settings.database_url)
             )
+        if coordination is None:
+            factory = await stack.enter_async_context(
+                open_coordination_factory(settings.database_url)
+            )
+            coordination = factory.for_learner(LOCAL_LEARNER)
         tracer = tracer or recording_tracer(stores, settings)
         if clock is None and settings.clock_file is not None:
             log.warning("[clock] simulated time from %s (bench only)", settings.clock_file)
@@ -233,10 +261,13 @@ async def open_services(
             extractor=roles.extractor,
             auditor=roles.auditor,
             agents=roles.agents,
+            coordination=coordination,
         )
         async with _units_then_flush(tracer) as task_group:
             task_group.start_soon(tracer.sweep_forever)  # idle chats' trace entries go
             services = Services(settings, ports, tracer, task_group, template=template)
+            if coordination.fanout.remote:
+                task_group.start_soon(coordination.fanout.serve, services.on_remote)
             recovered = len(await services.jobs.recover())
             if recovered:
                 log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)

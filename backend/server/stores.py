@@ -13,12 +13,15 @@ from typing import Protocol
 
 from backend.core.ids import require_id
 from backend.core.ports import (
+    ChatFanOut,
     ChatStore,
     GraphStore,
     JobStore,
     MaterialStore,
+    ProcessLocks,
     SearchPort,
     TraceStore,
+    TurnClaims,
 )
 from backend.store.errors import (
     AlreadyExists,
@@ -33,6 +36,15 @@ from backend.store.json_chat_store import CHAT_CACHE_BYTES, JsonChatStore
 from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
 from backend.store.jsonl_graph_store import JsonlGraphStore
 from backend.store.jsonl_trace_store import JsonlTraceStore
+from backend.store.local_coordination import LocalFanOut, LocalProcessLocks, LocalTurnClaims
+from backend.store.pg.coordination import (
+    LockSession,
+    PgFanOut,
+    PgNotices,
+    PgProcessLocks,
+    PgTurnClaims,
+    open_coordination,
+)
 from backend.store.pg.database import PgDatabase, open_database
 from backend.store.pg.moving import DataDirUnsound, Moved, move_data_dir
 from backend.store.pg.pg_chat_store import PgChatStore
@@ -49,6 +61,8 @@ from shared_contracts.jobs import Job
 __all__ = [
     "LOCAL_LEARNER",
     "AlreadyExists",
+    "Coordination",
+    "CoordinationFactory",
     "DataDirUnsound",
     "DatabaseError",
     "DatabaseUnavailable",
@@ -62,6 +76,7 @@ __all__ = [
     "build_stores",
     "check_database",
     "migrate_into_database",
+    "open_coordination_factory",
     "open_local_stores",
     "open_store_factory",
     "read_graph",
@@ -227,3 +242,64 @@ async def check_database(database_url: str) -> None:
     command can refuse to start with one line: `DatabaseUnavailable`, `SchemaTooNew`."""
     async with open_database(database_url, min_size=1, max_size=1):
         pass
+
+
+@dataclass(frozen=True)
+class Coordination:
+    """How this process shares one learner's chats with the other processes serving it:
+    in one process (files) nothing is shared; on PostgreSQL a chat's turn is claimed in
+    the database, the extraction run and the graph merge are locked across processes,
+    and job, graph and turn frames reach the sockets of every process."""
+
+    claims: TurnClaims
+    locks: ProcessLocks
+    fanout: ChatFanOut
+
+
+ALONE = Coordination(LocalTurnClaims(), LocalProcessLocks(), LocalFanOut())
+"""One process: today's behaviour, exactly (no call takes a scheduling point)."""
+
+
+class CoordinationFactory(Protocol):
+    """Hands out one learner's `Coordination` (the same one each time)."""
+
+    def for_learner(self, learner_id: str) -> Coordination: ...
+
+
+class AloneFactory:
+    def for_learner(self, learner_id: str) -> Coordination:
+        return ALONE
+
+
+class PgCoordinationFactory:
+    """Every learner's coordination over this process's locks session and notices."""
+
+    def __init__(self, session: LockSession, notices: PgNotices) -> None:
+        self.session = session
+        self.notices = notices
+        self._made: dict[str, Coordination] = {}
+
+    def for_learner(self, learner_id: str) -> Coordination:
+        made = self._made.get(learner_id)
+        if made is None:
+            learner = require_id(learner_id, "learner id")
+            made = self._made[learner_id] = Coordination(
+                PgTurnClaims(self.session, learner),
+                PgProcessLocks(self.session, learner),
+                PgFanOut(self.notices, learner),
+            )
+        return made
+
+
+@asynccontextmanager
+async def open_coordination_factory(
+    database_url: str | None,
+) -> AsyncIterator[CoordinationFactory]:
+    """Coordination with the other processes for the block: none for files, advisory
+    locks and LISTEN/NOTIFY on the database at `database_url` (its connections are
+    opened on first use and replaced when lost)."""
+    if not database_url:
+        yield AloneFactory()
+        return
+    async with open_coordination(database_url) as (session, notices):
+        yield PgCoordinationFactory(session, notices)

@@ -22,7 +22,7 @@ from backend.agent.extraction.single_flight import SingleFlight
 from backend.core.graph import SnapshotDeriver
 from backend.core.graph_context import render_graph_context
 from backend.core.pending import pending_answers
-from backend.core.ports import ChatStore, GraphStore
+from backend.core.ports import ChatStore, GraphStore, ProcessLocks
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import ExtractAccepted, GraphContext
 
@@ -87,7 +87,9 @@ class ExtractionRunner(Protocol):
 
 class ExtractionService:
     """Rules: a run starts only through `SingleFlight` (one in flight per chat, at most one
-    coalesced follow-up); a failed run is logged and retried by the next trigger."""
+    coalesced follow-up) and runs holding the chat's process lock (so across processes
+    too: a run waiting there finds the window folded and does nothing); a failed run is
+    logged and retried by the next trigger."""
 
     def __init__(
         self,
@@ -98,7 +100,9 @@ class ExtractionService:
         *,
         every_n: int,
         on_merged: Callable[[str, ExtractionReport], Awaitable[None]],
+        locks: ProcessLocks | None = None,
     ) -> None:
+        self._locks = locks
         self._chats = chats
         self._reader = graph_reader
         self._pipeline = pipeline
@@ -137,7 +141,11 @@ class ExtractionService:
         return self._flight.runs.get(chat_id, 0)
 
     async def _run(self, chat_id: str) -> None:
-        report = await self._pipeline.run(chat_id)
+        if self._locks is None:
+            report = await self._pipeline.run(chat_id)
+        else:
+            async with self._locks.hold(f"extract:{chat_id}"):
+                report = await self._pipeline.run(chat_id)
         if report.nothing_to_do:
             return
         try:

@@ -15,6 +15,8 @@ batch reaches it by reading the ledgers back after the append.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from itertools import islice
 from typing import cast
@@ -39,7 +41,7 @@ from backend.core.graph import (
     with_audit,
 )
 from backend.core.pending import foldable_upto
-from backend.core.ports import ChatStore, Clock, GraphStore, IdGen, TraceStore
+from backend.core.ports import ChatStore, Clock, GraphStore, IdGen, ProcessLocks, TraceStore
 from shared_contracts.extraction import ExtractorOutput
 from shared_contracts.graph import AuditLine, GraphStats
 from shared_contracts.trace import ExtractionEvent
@@ -128,7 +130,9 @@ class ExtractionPipeline:
         ids: IdGen,
         traces: TraceStore | None = None,
         deriver: SnapshotDeriver | None = None,
+        locks: ProcessLocks | None = None,
     ) -> None:
+        self._locks = locks
         self._chats = chats
         self._graph = graph
         self._deriver = deriver if deriver is not None else SnapshotDeriver()
@@ -187,7 +191,7 @@ class ExtractionPipeline:
             run_id=run_id,
             at=self._clock.now(),
         )
-        async with self._merge_lock:
+        async with self._merge_lock, self._merging_alone():
             state = await self._view.refresh()
             if state.folded_at(chat_id) >= upto:  # another run folded this window meanwhile
                 return ExtractionReport(chat_id=chat_id, nothing_to_do=True, folded_at=upto)
@@ -212,6 +216,15 @@ class ExtractionPipeline:
         _log(report, start, [*gated.audit, *audited.audit])
         await self._trace(chat_id, run_id, output, gated.audit, audited.audit, report)
         return report
+
+    @asynccontextmanager
+    async def _merging_alone(self) -> AsyncIterator[None]:
+        """No other process merges into this graph meanwhile (its lines are read after)."""
+        if self._locks is None:
+            yield
+            return
+        async with self._locks.hold("graph-merge"):
+            yield
 
     async def _trace(
         self,
@@ -279,6 +292,10 @@ def create_extraction_pipeline(
     clock: Clock,
     ids: IdGen,
     traces: TraceStore | None = None,
+    locks: ProcessLocks | None = None,
 ) -> ExtractionPipeline:
-    """The pipeline wired to its ports (the sole writer of `graph`)."""
-    return ExtractionPipeline(chats, graph, extractor, auditor, clock=clock, ids=ids, traces=traces)
+    """The pipeline wired to its ports (the sole writer of `graph`; `locks` keep it so
+    across the processes sharing the graph)."""
+    return ExtractionPipeline(
+        chats, graph, extractor, auditor, clock=clock, ids=ids, traces=traces, locks=locks
+    )

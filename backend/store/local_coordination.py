@@ -1,0 +1,43 @@
+"""Turn claims, process locks and fan-out for one process (the file store): nothing to
+claim, lock or tell beyond what the process already serialises itself. Each call returns
+without a scheduling point, so a turn runs exactly as it did before these ports existed
+(the goldens replay byte for byte)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from backend.core.ports import RemoteDelivery
+
+
+class LocalTurnClaims:
+    """One process: its own turn slot per chat is the whole claim."""
+
+    async def claim(self, chat_id: str) -> bool:
+        return True
+
+    async def release(self, chat_id: str) -> None:
+        return None
+
+
+class LocalProcessLocks:
+    """One process: no other process to exclude."""
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        yield
+
+
+class LocalFanOut:
+    """One process: every socket is already reached through its own hub."""
+
+    remote = False
+
+    def publish(self, chat_id: str, frame: str | None) -> None:
+        return None
+
+    async def serve(self, deliver: RemoteDelivery) -> None:
+        await anyio.sleep_forever()
