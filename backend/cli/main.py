@@ -31,6 +31,7 @@ SETTINGS_HELP = """settings (environment, or a .env file in the current director
   LH_UI_PORT                Reflex UI port (3000)
   LH_EVERY_N_QUIZ_ANSWERS   extraction trigger threshold (3)
   LH_API_TOKEN              when set, HTTP and WebSocket clients must carry it
+  LH_WORKERS                API processes `harness serve` starts (1; more need LH_DATABASE_URL)
   provider keys are litellm's own variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
 
 start here: `harness run`, then open the UI address it prints."""
@@ -40,7 +41,9 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
         "serve",
         "the API alone",
         "Binds LH_API_HOST:LH_API_PORT (default 127.0.0.1:8100) and keeps its data in"
-        "\nLH_DATA_DIR (created if missing). Ctrl-C stops it.",
+        "\nLH_DATA_DIR (created if missing). Ctrl-C stops it. With --workers N (or LH_WORKERS)"
+        "\nN processes share the port and the database (LH_DATABASE_URL); one that dies is"
+        "\nreplaced.",
         cmd_serve,
     ),
     (
@@ -114,6 +117,14 @@ def parser() -> argparse.ArgumentParser:
         cmd.set_defaults(fn=fn)
         if name == "replay":
             _replay_arguments(cmd)
+        if name == "serve":
+            cmd.add_argument(
+                "--workers",
+                type=int,
+                metavar="N",
+                help="API processes on the one port (default LH_WORKERS, 1; more than 1"
+                " needs LH_DATABASE_URL)",
+            )
         if name == "migrate":
             cmd.add_argument("--to", required=True, metavar="URL", help="postgresql://...")
     return top

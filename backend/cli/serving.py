@@ -67,6 +67,20 @@ def ready_stores(settings: Settings) -> None:
             anyio.run(check_database, settings.database_url)
 
 
+def serving_workers(settings: Settings, asked: int | None) -> int:
+    """How many API processes to start: `--workers`, else LH_WORKERS. More than one share
+    the database: with files, one line saying so (exit 2)."""
+    workers = settings.workers if asked is None else asked
+    if workers < 1:
+        raise CliError(f"--workers {workers}: at least 1")
+    if workers > 1 and settings.database_url is None:
+        raise CliError(
+            f"{workers} workers need LH_DATABASE_URL (postgresql://...): processes share a"
+            " database, never the files under LH_DATA_DIR; set it, or serve with one worker"
+        )
+    return workers
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -74,15 +88,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from backend.server.settings import load_settings
 
     settings = load_settings()
-    ready_stores(settings)
+    workers = serving_workers(settings, getattr(args, "workers", None))
+    ready_stores(settings)  # the schema is migrated once, before any worker starts
     sock = bind(settings.api_host, settings.api_port)
     host, port = sock.getsockname()[:2]
     label = "offline tutor" if settings.offline else settings.model_label
     if not settings.offline:
         warn_missing_keys(settings)
-    print(f"harness API on http://{host}:{port} ({label}; {settings.database_label})", flush=True)
-    uvicorn.Server(uvicorn_config(create_app(settings))).run(sockets=[sock])
+    processes = f"; {workers} workers" if workers > 1 else ""
+    print(
+        f"harness API on http://{host}:{port} ({label}; {settings.database_label}{processes})",
+        flush=True,
+    )
+    if workers == 1:
+        uvicorn.Server(uvicorn_config(create_app(settings))).run(sockets=[sock])
+        return 0
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn_config(f"{__name__}:worker_app", factory=True, workers=workers)
+    Multiprocess(config, sockets=[sock]).run()
     return 0
+
+
+def worker_app() -> Any:
+    """One of `harness serve --workers N`'s processes (spawned: it reads the settings from
+    the environment it inherited, and logs as `harness` does)."""
+    import logging
+    import sys
+
+    from backend.server.app import create_app
+
+    logging.basicConfig(
+        level="INFO", format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
+    )
+    return create_app()
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

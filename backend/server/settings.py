@@ -38,6 +38,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str | None = None
     """`LH_DATABASE_URL`: unset, every store is files under `data_dir`; `postgresql://...`,
     every store is on that database. May hold a password: show `database_label`."""
+    workers: int = 1
+    """`LH_WORKERS`: API processes `harness serve` starts on one port (more than one needs
+    `database_url`: the processes share the database, never files)."""
     clock_file: Path | None = None
     """Bench only (`LH_CLOCK_FILE`): the server's now is read from this file (`FileClock`).
     Set at start-up from the environment; no request can reach it."""
@@ -146,9 +149,12 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
         ),
         max_steps=_int(source, "LH_MAX_STEPS", default.max_steps, 1, 100),
         database_url=_database_url(source, text("LH_DATABASE_URL")),
+        workers=_int(source, "LH_WORKERS", default.workers, 1, MAX_WORKERS),
         clock_file=_clock_file(source, text("LH_CLOCK_FILE")),
     )
 
+
+MAX_WORKERS = 64
 
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -19,11 +20,17 @@ def load_chat(data_dir: Path, chat_id: str) -> ChatRecord | None:
 
 def lost_turns(data_dir: Path, acked: list[AckedTurn]) -> list[str]:
     """One line per acknowledged turn whose messages are missing or differ on disk."""
+    return lost_turns_in(lambda chat_id: load_chat(data_dir, chat_id), acked)
+
+
+def lost_turns_in(load: Callable[[str], ChatRecord | None], acked: list[AckedTurn]) -> list[str]:
+    """One line per acknowledged turn whose messages are missing or differ in the chat
+    records `load` reads (files, or database rows)."""
     records: dict[str, ChatRecord | None] = {}
     problems = []
     for turn in acked:
         if turn.chat_id not in records:
-            records[turn.chat_id] = load_chat(data_dir, turn.chat_id)
+            records[turn.chat_id] = load(turn.chat_id)
         record = records[turn.chat_id]
         where = f"chat {turn.chat_id} turn {turn.turn_id} ({turn.reason})"
         if record is None:

@@ -46,6 +46,8 @@ class ServerProcess:
     data_dir: Path
     extra_env: dict[str, str] = field(default_factory=dict)
     crash_at: str = ""
+    module: str = ""
+    """A module to run instead of `harness serve` (`python -m module`), e.g. a test worker."""
     proc: subprocess.Popen | None = None
     url: str = ""
     log_path: Path | None = None
@@ -56,6 +58,8 @@ class ServerProcess:
         command = [HARNESS, "serve"]
         if self.crash_at:
             command = [sys.executable, "-m", "tests.reliability.crash_server", self.crash_at]
+        if self.module:
+            command = [sys.executable, "-m", self.module]
         self.proc = subprocess.Popen(
             command,
             env=harness_env(self.data_dir, **self.extra_env),
