@@ -19,14 +19,16 @@ import pytest
 import websockets
 
 from tests.reliability.figures import table
-from tests.reliability.learner import Learner, new_chat
+from tests.reliability.learner import Learner, LearnerStats, drive, new_chat
 from tests.reliability.server_proc import HARNESS, ServerProcess, harness_env
 from tests.reliability.workers import (
     chat_ws,
     kill_rounds,
     load_chat,
+    lost_turns_in,
     start_worker,
     until,
+    verify_database,
 )
 
 SEED = int(os.environ.get("LH_CRASH_SEED", "20261202"))
@@ -163,6 +165,65 @@ def test_an_extraction_asked_of_both_workers_at_once_runs_once(pair, tmp_path):
     assert sorted(n["id"] for n in on_a["nodes"]) == sorted(n["id"] for n in graph["nodes"])
 
 
+async def _busy_across(a, b, chat: str) -> None:
+    """A turn on `a` in a new chat: its start reaches a socket on `b`, which hears busy."""
+    async with (
+        websockets.connect(chat_ws(a, chat)) as on_a,
+        websockets.connect(chat_ws(b, chat)) as on_b,
+    ):
+        await until(on_a, "snapshot")
+        await until(on_b, "snapshot")
+        await on_a.send(LEARN)
+        seen = await until(on_a, "turn_started")
+        assert not [f for f in seen if f["type"] == "error"], seen
+        await until(on_b, "turn_started")
+        await on_b.send(LEARN)
+        assert (await until(on_b, "error"))[-1]["code"] == "busy"
+        await until(on_a, "turn_finished")
+
+
+def test_a_database_restart_under_two_workers_loses_nothing_and_both_recover(
+    pg_cluster, pair, database, tmp_path
+):
+    a, b = pair(LH_TEST_CHUNK_S="0.005")
+    chats = [new_chat(a.url, "on the first worker"), new_chat(b.url, "on the second")]
+    stats = LearnerStats()
+    marks: dict[str, int] = {}
+
+    async def keep_learning(server, chat: str, stop_at: float) -> None:
+        rng = random.Random(chat)
+        while time.monotonic() < stop_at:
+            ended = await drive(server.ws_url, chat, rng, stats, until=min(stop_at, _in(2.0)))
+            if ended == "closed":
+                await asyncio.sleep(0.2)
+
+    async def scenario() -> None:
+        stop_at = _in(10.0)
+        learners = [
+            asyncio.create_task(keep_learning(a, chats[0], stop_at)),
+            asyncio.create_task(keep_learning(b, chats[1], stop_at)),
+        ]
+        await asyncio.sleep(2.0)
+        marks["before"] = len(stats.acked)
+        await asyncio.to_thread(pg_cluster.restart)
+        marks["restarted"] = len(stats.acked)
+        await asyncio.gather(*learners)
+        await _busy_across(a, b, new_chat(a.url, "after the restart"))  # claims, fan-out
+
+    asyncio.run(scenario())
+    after = stats.acked[marks["restarted"] :]
+    assert marks["before"] >= 2, "turns ran before the restart"
+    assert {t.chat_id for t in after} == set(chats), "both workers teach again after it"
+    assert {e["code"] for e in stats.errors} <= {"storage_error"}, stats.errors
+    assert not lost_turns_in(lambda chat_id: load_chat(database, chat_id), stats.acked)
+    code, output = verify_database(tmp_path / "data", database)
+    assert code == 0, output
+
+
+def _in(seconds: float) -> float:
+    return time.monotonic() + seconds
+
+
 def _kill_report(tmp_path, database, rounds: int) -> None:
     start = time.monotonic()
     report = kill_rounds(tmp_path / "data", database, rounds=rounds, seed=SEED)
@@ -208,9 +269,7 @@ def test_serve_with_two_workers_needs_a_database(tmp_path):
     assert "2 workers need LH_DATABASE_URL" in done.stderr, done.stderr
 
 
-def test_serve_starts_two_worker_processes_on_one_port_and_replaces_a_dead_one(
-    tmp_path, database
-):
+def test_serve_starts_two_worker_processes_on_one_port_and_replaces_a_dead_one(tmp_path, database):
     server = ServerProcess(tmp_path / "data", {"LH_DATABASE_URL": database, "LH_WORKERS": "2"})
     server.start()
     try:

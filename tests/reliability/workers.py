@@ -17,6 +17,8 @@ import psycopg
 
 from shared_contracts.chat import ChatRecord
 from tests.reliability.disk_check import lost_turns_in
+
+__all__ = ["lost_turns_in"]
 from tests.reliability.learner import Learner, LearnerStats, drive, new_chat
 from tests.reliability.server_proc import HARNESS, ServerProcess, harness_env
 
@@ -40,7 +42,10 @@ async def until(ws, kind: str, within: float = 15.0) -> list[dict]:
     seen: list[dict] = []
     deadline = time.monotonic() + within
     while True:
-        raw = await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.monotonic()))
+        try:
+            raw = await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.monotonic()))
+        except TimeoutError:
+            raise AssertionError(f"no {kind} frame within {within} s; got {seen}") from None
         seen.append(json.loads(raw))
         if seen[-1]["type"] == kind:
             return seen

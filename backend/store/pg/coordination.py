@@ -250,6 +250,7 @@ class PgNotices:
 
     async def _listen(self, conn: Connection) -> None:
         await conn.execute(f"LISTEN {CHANNEL}")
+        log.info("[workers] listening for the other processes' frames")
         self.listening.set()
         async for notify in conn.notifies():
             try:
