@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "B13": ("bench.browser_bench", "bench_b13"),
     "B14": ("bench.browser_bench", "bench_b14"),
     "B15": ("bench.startup_bench", "bench_b15"),
+    "B16": ("bench.workers_bench", "bench_b16"),
 }
 
 
