@@ -132,3 +132,13 @@ def test_node_labels_show_inline_math_as_plain_text():
     assert plain_math(r"$3 \times 4 = 12$ and $a \le b$") == "3 × 4 = 12 and a ≤ b"
     assert plain_math(r"\leftarrow stays") == r"\leftarrow stays"
     assert plain_math("no math here") == "no math here"
+
+
+def test_plain_words_is_what_a_learner_would_type() -> None:
+    from ui.model.mathdelims import plain_words
+
+    assert plain_words(r"**$\frac{1}{2}$** of `x`") == "1/2 of x"
+    assert plain_words("***both*** and _one_ and [a link](http://example.com/x.png)") == (
+        "both and one and a link"
+    )
+    assert plain_words("2 * 3 * 4 and snake_case_name") == "2 * 3 * 4 and snake_case_name"

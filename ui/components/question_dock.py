@@ -45,12 +45,12 @@ def _option(option: OptionView) -> rx.Component:
 
 def _chip(option: OptionView) -> rx.Component:
     return rx.button(
-        option.text,
+        option.label,
         type="button",
         variant="soft",
         radius="full",
         size="2",
-        on_click=S.use_suggestion(option.text),
+        on_click=S.use_suggestion(option.label),
     )
 
 

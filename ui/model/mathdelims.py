@@ -113,6 +113,23 @@ def plain_math(text: str) -> str:
     return text.replace("$$", "").replace("$", "")
 
 
+_EMPHASIS = re.compile(
+    r"(\*\*|\*|`)(?=\S)(.+?)(?<=\S)\1"
+    r"|(?<!\w)(__|_)(?=\S)(.+?)(?<=\S)\3(?!\w)"  # underscores inside a word are no emphasis
+)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def plain_words(text: str) -> str:
+    """A short answer as a learner would type it: math as plain text, and no Markdown
+    emphasis, code ticks or link syntax ("**1/2** of `x`" → "1/2 of x")."""
+    text = _LINK.sub(lambda m: m[1], plain_math(text))
+    previous = None
+    while previous != text:  # nested emphasis: ***x*** → x
+        previous, text = text, _EMPHASIS.sub(lambda m: m[2] or m[4], text)
+    return text
+
+
 def _operand(term: str) -> str:
     """A fraction's top or bottom, bracketed when it is more than one term: 1+2 → (1+2)."""
     term = term.strip()

@@ -9,7 +9,7 @@ import dataclasses
 
 from shared_contracts.plan import PlanTree
 from ui.model.conversation import ChatItem, chat_items, math_ready, turn_start
-from ui.model.mathdelims import plain_math
+from ui.model.mathdelims import plain_words
 from ui.model.room import Room
 
 
@@ -30,7 +30,8 @@ class OptionView:
     id: str = ""
     text: str = ""
     label: str = ""
-    """`text` as plain words for a screen reader (a radio card's name; KaTeX gives none)."""
+    """`text` as plain words: a radio card's accessible name (KaTeX gives none), and a
+    suggestion chip's face and the answer it fills in."""
 
 
 def plan_rows(plan: PlanTree | None) -> list[PlanRow]:
@@ -154,7 +155,7 @@ def dock(room: Room) -> DockView:
         prompt=math_ready(question.prompt),
         unit=question.unit,
         options=[
-            OptionView(id=o.id, text=math_ready(o.text), label=plain_math(o.text))
+            OptionView(id=o.id, text=math_ready(o.text), label=plain_words(o.text))
             for o in question.options
         ],
         checking=room.submitted == pending.tool_call_id,
