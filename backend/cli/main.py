@@ -13,6 +13,14 @@ from backend.cli.data import cmd_graph, cmd_verify
 from backend.cli.doctor import MODEL_PROBE_SECONDS, cmd_doctor
 from backend.cli.errors import CliError
 from backend.cli.moving import cmd_migrate
+from backend.cli.portable import (
+    EXPORT_DETAILS,
+    IMPORT_DETAILS,
+    cmd_export,
+    cmd_import,
+    export_arguments,
+    import_arguments,
+)
 from backend.cli.replaying import cmd_replay
 from backend.cli.serving import cmd_run, cmd_serve
 
@@ -95,8 +103,21 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
         "\n\nA chat id is a file name in LH_DATA_DIR/traces without .jsonl (chat-…).",
         cmd_replay,
     ),
+    (
+        "export",
+        "take your data out: an archive, an Anki deck, Markdown",
+        EXPORT_DETAILS,
+        cmd_export,
+    ),
+    ("import", "bring an archive back (checked whole first)", IMPORT_DETAILS, cmd_import),
 )
 """(name, summary, details, function) of each command, in `--help` order."""
+
+
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "export": export_arguments,
+    "import": import_arguments,
+}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -127,6 +148,8 @@ def parser() -> argparse.ArgumentParser:
             )
         if name == "migrate":
             cmd.add_argument("--to", required=True, metavar="URL", help="postgresql://...")
+        elif name in ARGUMENTS:
+            ARGUMENTS[name](cmd)
     return top
 
 

@@ -62,6 +62,13 @@ class ExpandedTraces:
             await self._before_read(chat_id)
         return read_expanded(await self.raw.read(chat_id), chat_id)
 
+    async def read_stored(self, chat_id: str) -> list[AnyTraceEvent]:
+        """The events as written (texts interned, as a replay and an archive hold them),
+        after the same flush as `read`."""
+        if self._before_read is not None:
+            await self._before_read(chat_id)
+        return await self.raw.read(chat_id)
+
 
 class TraceSink:
     """`TraceStore` for code that records its own events: they join the current unit."""

@@ -1,0 +1,147 @@
+"""`harness export` and `harness import`: a learner's data taken out of LH_DATA_DIR (an
+archive, an Anki deck, a Markdown vault) and an archive brought back, checked whole first."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from backend.cli.data import existing_data_dir, writable_data_dir
+from backend.cli.errors import CliError
+
+if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
+    from backend.portability.archive import ImportReport
+    from backend.server.exporting import ExportFormat
+
+EXPORT_DETAILS = """harness export --out FILE.zip [--no-traces]   everything, to import elsewhere
+harness export --anki FILE.apkg                an Anki deck of the graph's propositions
+harness export --markdown DIR                  one note per node, an index per session
+
+The archive holds chats, graph ledgers, jobs, materials and (unless --no-traces) the
+sessions' traces, with a manifest of counts and a sha256 per file. A file given is
+replaced whole once the export is written; a vault's DIR must be new or empty."""
+
+IMPORT_DETAILS = """Checks the whole archive before writing anything (its version, every
+member's size, sha256 and records); a refused archive leaves LH_DATA_DIR as it was. Into a
+data dir that holds data it refuses unless --merge: a merge adds what is not there yet, so
+importing the same archive twice writes nothing the second time. Stop the server first."""
+
+
+def export_arguments(cmd: argparse.ArgumentParser) -> None:
+    target = cmd.add_mutually_exclusive_group(required=True)
+    target.add_argument("--out", metavar="FILE.zip", type=Path, help="the archive")
+    target.add_argument("--anki", metavar="FILE.apkg", type=Path, help="an Anki deck")
+    target.add_argument("--markdown", metavar="DIR", type=Path, help="a Markdown vault")
+    cmd.add_argument(
+        "--no-traces",
+        dest="traces",
+        action="store_false",
+        help="leave the sessions' traces out of the archive (they let sessions be replayed)",
+    )
+
+
+def import_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("archive", metavar="FILE.zip", type=Path, help="an archive of harness export")
+    cmd.add_argument(
+        "--merge", action="store_true", help="add to a data dir that holds data already"
+    )
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import anyio
+
+    from backend.core.errors import HarnessError
+    from backend.server.settings import load_settings
+
+    data_dir = existing_data_dir(load_settings().data_dir)
+    if not args.traces and args.out is None:
+        raise CliError("--no-traces is for the archive (--out FILE.zip)")
+    try:
+        summary = anyio.run(_export, data_dir, args)
+    except HarnessError as exc:
+        raise CliError(str(exc)) from None
+    print(summary)
+    return 0
+
+
+async def _export(data_dir: Path, args: argparse.Namespace) -> str:
+    from backend.agent.extraction.channels import GraphReader
+    from backend.portability.vault_files import vault_files, write_vault
+    from backend.server.exporting import export_file
+    from backend.server.runtime import SystemClock
+    from backend.server.stores import build_stores
+
+    stores = build_stores(data_dir)
+    snapshot = await GraphReader(stores.graph).snapshot()
+    nodes = f"{len(snapshot.nodes)} node(s)"
+    if args.markdown is not None:
+        files = await vault_files(stores.chats, snapshot)
+        write_vault(files, args.markdown)
+        return f"exported {len(files)} note(s) ({nodes}) to {args.markdown}"
+    kind: ExportFormat = "anki" if args.anki is not None else "archive"
+    target: Path = args.anki if args.anki is not None else args.out
+    exported = await export_file(stores, snapshot, kind, clock=SystemClock(), traces=args.traces)
+    _write_whole(target, exported.data)
+    what = "an Anki deck of" if kind == "anki" else "an archive with traces of"
+    if kind == "archive" and not args.traces:
+        what = "an archive without traces of"
+    return f"exported {what} {nodes} to {target} ({len(exported.data):,} bytes)"
+
+
+def _write_whole(target: Path, data: bytes) -> None:
+    """`data` as `target`: written beside it, then renamed over it (never half a file)."""
+    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise CliError(f"{target} is a directory: give a file name")
+    if not directory.is_dir():
+        raise CliError(f"{directory} is not a directory: the export has nowhere to go")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    import anyio
+
+    from backend.core.errors import HarnessError
+    from backend.portability.archive import import_archive, read_archive
+    from backend.server.settings import load_settings
+    from backend.server.stores import build_stores
+
+    settings = load_settings()
+    archive: Path = args.archive
+    if not archive.is_file():
+        raise CliError(f"{archive}: no such file")
+    try:
+        with archive.open("rb") as source:
+            incoming = read_archive(source)  # every check passes before the data dir is touched
+        stores = build_stores(writable_data_dir(settings.data_dir))
+        report = anyio.run(lambda: import_archive(stores, incoming, merge=args.merge))
+    except HarnessError as exc:
+        raise CliError(f"{archive}: {exc}") from None
+    print(_imported(report, settings.data_dir))
+    return 0
+
+
+def _imported(report: ImportReport, data_dir: Path) -> str:
+    from backend.core.portability.layout import LEDGERS
+
+    kinds = ("chats", "jobs", "materials", "traces")
+    written = ", ".join(f"{report.written.get(k, 0)} {k}" for k in kinds)
+    lines = sum(report.written.get(name, 0) for name in LEDGERS)
+    if report.merged:
+        return (
+            f"merged into {data_dir}: wrote {written}, {lines} graph line(s);"
+            " the rest was there already"
+        )
+    return f"imported into {data_dir}: {written}, {lines} graph line(s)"
