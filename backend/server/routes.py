@@ -8,10 +8,11 @@ from litestar import Request, Response, get, post, route
 from litestar.enums import HttpMethod
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
-from litestar.params import Body, Parameter
+from litestar.params import Body, Parameter, QueryParameter
 
 from backend.core.ids import require_id
 from backend.core.views import MAX_PAGE, Page
+from backend.server.exporting import ZIP, ExportFormat, export_file, stored_traces
 from backend.server.services import Services
 from shared_contracts.base import STRICT_ID_PATTERN
 from shared_contracts.chat import ChatSummary, ChatView
@@ -55,6 +56,7 @@ ERRORS = {
     404: ResponseSpec(ErrorBody, description="no such chat or job"),
 }
 BAD_BODY = {400: ResponseSpec(ErrorBody, description="invalid body")}
+BAD_QUERY = {400: ResponseSpec(ErrorBody, description="invalid query parameter")}
 TRACE_ERRORS = {
     **ERRORS,
     409: ResponseSpec(ErrorBody, description="a turn is running"),
@@ -132,6 +134,43 @@ async def get_trace(request: AnyRequest, chat_id: PathId) -> list[AnyTraceEvent]
     return await _services(request).trace(require_id(chat_id, "chat id"))
 
 
+ExportQuery = Annotated[
+    ExportFormat,
+    QueryParameter(
+        name="format",
+        description="archive: everything, to import elsewhere; anki: a deck of the graph's"
+        " propositions (.apkg); markdown: one note per node, zipped",
+    ),
+]
+TracesQuery = Annotated[
+    bool, QueryParameter(name="traces", description="the archive holds the sessions' traces")
+]
+EXPORTED = {
+    200: ResponseSpec(bytes, description="the file, as `harness export` writes it", media_type=ZIP),
+    **BAD_QUERY,
+}
+
+
+@get("/api/export", media_type=ZIP, responses=EXPORTED)
+async def export(
+    request: AnyRequest, kind: ExportQuery = "archive", traces: TracesQuery = True
+) -> Response[bytes]:
+    """The learner's data as one file (a download): `harness export` over HTTP."""
+    services = _services(request)
+    exported = await export_file(
+        stored_traces(services.stores),
+        await services.graph.snapshot(),
+        kind,
+        clock=services.clock,
+        traces=traces,
+    )
+    return Response(
+        exported.data,
+        media_type=ZIP,
+        headers={"Content-Disposition": f'attachment; filename="{exported.filename}"'},
+    )
+
+
 ROUTES = [
     healthz,
     chats_options,  # first: the path's OPTIONS answer is this one, not Litestar's
@@ -143,4 +182,5 @@ ROUTES = [
     get_graph_context,
     get_job,
     get_trace,
+    export,
 ]

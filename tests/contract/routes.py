@@ -17,11 +17,13 @@ class Route:
     errors: frozenset[int] = frozenset()
     body: str | None = None
     array: bool = False
+    query: bool = False
+    """It takes query parameters (which a request can get wrong)."""
 
     @property
     def has_inputs(self) -> bool:
-        """Whether a request can be malformed at all (a path id or a body)."""
-        return "{" in self.path or self.method == "POST"
+        """Whether a request can be malformed at all (a path id, a query or a body)."""
+        return "{" in self.path or self.method == "POST" or self.query
 
 
 ID_ERRORS = frozenset({400, 404})
@@ -36,6 +38,7 @@ PROTOCOL_ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/graph/context", 200, body="GraphContext"),
     Route("GET", "/api/jobs/{job_id}", 200, ID_ERRORS, body="Job"),
     Route("GET", "/api/chats/{chat_id}/trace", 200, ID_ERRORS),
+    Route("GET", "/api/export", 200, frozenset({400}), query=True),  # a zip: no JSON body
 )
 """`GET /schema/openapi.json` serves the document itself and is checked separately; the
 WebSocket is not an OpenAPI operation (tests/contract/test_ws_frames.py covers it)."""
