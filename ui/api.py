@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Literal, TypeVar
 
@@ -132,3 +133,25 @@ async def get_trace(chat_id: str) -> list[AnyTraceEvent]:
     """`GET /api/chats/{id}/trace`: the session's trace events (404 → `ApiError.status`)."""
     raw = await _request("GET", f"/api/chats/{chat_id}/trace")
     return _decode(raw, list[AnyTraceEvent])
+
+
+EXPORT_TIMEOUT = httpx.Timeout(120.0, connect=3.0)
+"""An export reads the learner's whole history: longer than a read of one thing."""
+EXPORT_NAMES = {"archive": "learning-harness.zip", "anki": "learning-harness.apkg"}
+_FILENAME = re.compile(r'filename="([^"/\\]+)"')
+
+
+async def export(kind: str) -> tuple[bytes, str]:
+    """`GET /api/export?format=kind`: the file's bytes and the name the API gives it."""
+    try:
+        async with httpx.AsyncClient(
+            base_url=api_url(), headers=auth_headers(), timeout=EXPORT_TIMEOUT
+        ) as client:
+            response = await client.get("/api/export", params={"format": kind})
+    except httpx.HTTPError as exc:
+        raise ApiError(f"cannot reach the API at {api_url()} ({type(exc).__name__})") from exc
+    if response.status_code >= 400:
+        raise ApiError(_error_detail(response), response.status_code)
+    named = _FILENAME.search(response.headers.get("content-disposition", ""))
+    fallback = EXPORT_NAMES.get(kind, "learning-harness-notes.zip")
+    return response.content, named.group(1) if named else fallback

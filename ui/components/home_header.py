@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from ui.components.export_menu import export_error, export_menu
 from ui.components.legend import legend
 from ui.components.review_panel import review_button
 from ui.state.home_state import NOTICES_ID, HomeState
@@ -82,6 +83,7 @@ def header() -> rx.Component:
             rx.heading("What I know", size=rx.breakpoints(initial="5", sm="6")),
             rx.spacer(),
             review_button(),
+            export_menu(),
             new_session_button(),
             rx.color_mode.button(aria_label="Switch light or dark theme"),
             width="100%",
@@ -90,6 +92,7 @@ def header() -> rx.Component:
         ),
         rx.cond(H.node_total > 0, legend(H.counts)),
         notices(),
+        export_error(),
         rx.cond(
             H.error != "",
             rx.callout(H.error, icon="triangle-alert", color_scheme="red", size="1", role="alert"),
