@@ -72,9 +72,9 @@ async def _export(data_dir: Path, args: argparse.Namespace) -> str:
     from backend.portability.vault_files import vault_files, write_vault
     from backend.server.exporting import export_file
     from backend.server.runtime import SystemClock
-    from backend.server.stores import build_stores
+    from backend.server.stores import export_stores
 
-    stores = build_stores(data_dir)
+    stores = export_stores(data_dir)
     snapshot = await GraphReader(stores.graph).snapshot()
     nodes = f"{len(snapshot.nodes)} node(s)"
     if args.markdown is not None:

@@ -75,6 +75,7 @@ __all__ = [
     "Stores",
     "build_stores",
     "check_database",
+    "export_stores",
     "migrate_into_database",
     "open_coordination_factory",
     "open_local_stores",
@@ -98,15 +99,18 @@ class Stores:
     """The same learner's materials, searched (one adapter serves both)."""
 
 
-def build_stores(data_dir: Path, *, fs: FileOps | None = None) -> Stores:
+def build_stores(
+    data_dir: Path, *, fs: FileOps | None = None, graph: GraphStore | None = None
+) -> Stores:
     """File stores under `data_dir` (created if missing; torn ledger tails and stray temp
-    files are cleaned here). `fs` lets fault-injection tests replace the OS calls."""
+    files are cleaned here). `fs` lets fault-injection tests replace the OS calls; `graph`
+    replaces the graph store (a read-only one)."""
     fs = fs or OsFileOps()
     data_dir = Path(data_dir)
     materials = FileMaterialStore(data_dir, fs)
     return Stores(
         chats=JsonChatStore(data_dir, fs),
-        graph=JsonlGraphStore(data_dir, fs),
+        graph=graph or JsonlGraphStore(data_dir, fs),
         jobs=JsonJobStore(data_dir, fs),
         traces=JsonlTraceStore(data_dir, fs),
         materials=materials,
@@ -118,6 +122,13 @@ def read_graph(data_dir: Path) -> GraphStore:
     """The graph ledgers under `data_dir` for reading only: nothing on disk changes (a torn
     tail is left for `harness verify` to report and the server to repair)."""
     return JsonlGraphStore(Path(data_dir), OsFileOps(), read_only=True)
+
+
+def export_stores(data_dir: Path) -> Stores:
+    """The stores `harness export` reads, maybe beside a server writing the same data dir:
+    the graph opened read-only, so a ledger line the server is halfway through appending is
+    left to it (not cut off as a torn tail, which would corrupt the line it completes)."""
+    return build_stores(data_dir, graph=read_graph(data_dir))
 
 
 def verify(data_dir: Path) -> list[str]:

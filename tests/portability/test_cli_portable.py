@@ -171,3 +171,15 @@ def test_export_needs_one_of_its_targets(lesson: Path, capsys):
         main(["export"])
     assert exited.value.code == 2
     assert "one of the arguments --out --anki --markdown is required" in capsys.readouterr().err
+
+
+def test_export_leaves_a_ledger_line_being_appended_to_whoever_appends_it(lesson: Path, env: Path):
+    """A server may be halfway through a line: export reads up to it and cuts nothing."""
+    events = lesson / "graph" / "events.jsonl"
+    complete = events.read_bytes().count(b"\n")
+    with events.open("ab") as ledger:
+        ledger.write(b'{"id": "event-9999", "kind": "pro')
+    before = digest(lesson / "graph")
+    assert main(["export", "--out", "all.zip"]) == 0
+    assert digest(lesson / "graph") == before
+    assert manifest_of((env / "all.zip").read_bytes()).counts["events"] == complete
