@@ -6,15 +6,21 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backend.cli.data import existing_data_dir, writable_data_dir
-from backend.cli.errors import CliError
+from backend.cli.errors import CliError, database_errors
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
+    from collections.abc import AsyncIterator
+
+    from backend.core.portability.records import LearnerData
     from backend.portability.archive import ImportReport
     from backend.server.exporting import ExportFormat
+    from backend.server.settings import Settings
+    from backend.server.stores import Stores
 
 EXPORT_DETAILS = """harness export --out FILE.zip [--no-traces]   everything, to import elsewhere
 harness export --anki FILE.apkg                an Anki deck of the graph's propositions
@@ -56,25 +62,47 @@ def cmd_export(args: argparse.Namespace) -> int:
     from backend.core.errors import HarnessError
     from backend.server.settings import load_settings
 
-    data_dir = existing_data_dir(load_settings().data_dir)
+    settings = load_settings()
+    if settings.database_url is None:
+        existing_data_dir(settings.data_dir)
     if not args.traces and args.out is None:
         raise CliError("--no-traces is for the archive (--out FILE.zip)")
     try:
-        summary = anyio.run(_export, data_dir, args)
+        with database_errors(settings.database_label):
+            summary = anyio.run(_export, settings, args)
     except HarnessError as exc:
         raise CliError(str(exc)) from None
     print(summary)
     return 0
 
 
-async def _export(data_dir: Path, args: argparse.Namespace) -> str:
+@asynccontextmanager
+async def _learner_stores(settings: Settings, *, writing: bool) -> AsyncIterator[Stores]:
+    """The local learner's stores: PostgreSQL's with LH_DATABASE_URL (its schema migrated
+    only to write), else the files (for reading: the graph read-only)."""
+    from backend.server.stores import build_stores, export_stores, open_local_stores
+
+    url = settings.database_url
+    if url is not None:
+        async with open_local_stores(settings.data_dir, url, migrate_schema=writing) as stores:
+            yield stores
+    elif writing:
+        yield build_stores(writable_data_dir(settings.data_dir))
+    else:
+        yield export_stores(settings.data_dir)
+
+
+async def _export(settings: Settings, args: argparse.Namespace) -> str:
+    async with _learner_stores(settings, writing=False) as stores:
+        return await _export_from(stores, args)
+
+
+async def _export_from(stores: Stores, args: argparse.Namespace) -> str:
     from backend.agent.extraction.channels import GraphReader
     from backend.portability.vault_files import vault_files, write_vault
     from backend.server.exporting import export_file
     from backend.server.runtime import SystemClock
-    from backend.server.stores import export_stores
 
-    stores = export_stores(data_dir)
     snapshot = await GraphReader(stores.graph).snapshot()
     nodes = f"{len(snapshot.nodes)} node(s)"
     if args.markdown is not None:
@@ -116,24 +144,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     from backend.core.errors import HarnessError
     from backend.portability.archive import import_archive, read_archive
     from backend.server.settings import load_settings
-    from backend.server.stores import build_stores
 
     settings = load_settings()
     archive: Path = args.archive
     if not archive.is_file():
         raise CliError(f"{archive}: no such file")
+
+    async def write(incoming: LearnerData) -> ImportReport:
+        async with _learner_stores(settings, writing=True) as stores:
+            return await import_archive(stores, incoming, merge=args.merge)
+
     try:
         with archive.open("rb") as source:
-            incoming = read_archive(source)  # every check passes before the data dir is touched
-        stores = build_stores(writable_data_dir(settings.data_dir))
-        report = anyio.run(lambda: import_archive(stores, incoming, merge=args.merge))
+            incoming = read_archive(source)  # every check passes before the data is touched
+        with database_errors(settings.database_label):
+            report = anyio.run(write, incoming)
     except HarnessError as exc:
         raise CliError(f"{archive}: {exc}") from None
-    print(_imported(report, settings.data_dir))
+    where = settings.database_label if settings.database_url else str(settings.data_dir)
+    print(_imported(report, where))
     return 0
 
 
-def _imported(report: ImportReport, data_dir: Path) -> str:
+def _imported(report: ImportReport, where: str) -> str:
     from backend.core.portability.layout import LEDGERS
 
     kinds = ("chats", "jobs", "materials", "traces")
@@ -141,7 +174,7 @@ def _imported(report: ImportReport, data_dir: Path) -> str:
     lines = sum(report.written.get(name, 0) for name in LEDGERS)
     if report.merged:
         return (
-            f"merged into {data_dir}: wrote {written}, {lines} graph line(s);"
+            f"merged into {where}: wrote {written}, {lines} graph line(s);"
             " the rest was there already"
         )
-    return f"imported into {data_dir}: {written}, {lines} graph line(s)"
+    return f"imported into {where}: {written}, {lines} graph line(s)"
