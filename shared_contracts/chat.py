@@ -23,6 +23,9 @@ def title_from(text: str) -> str:
     return first[:60] + ("…" if len(first) > 60 else "")
 
 
+ChatMode = Literal["lesson", "review"]
+"""`review`: the teacher gets the learner's review queue and probes its items."""
+
 ToolState = Literal["input-streaming", "input-available", "output-available", "output-error"]
 Role = Literal["user", "assistant"]
 
@@ -98,6 +101,9 @@ class ChatRecord(Record, kw_only=True, weakref=True, frozen=True):
     material_id: Id | msgspec.UnsetType = msgspec.UNSET
     """The learner's document this session teaches from (`POST /api/chats` with one);
     unset (and not written) for any other session."""
+    mode: ChatMode | msgspec.UnsetType = msgspec.UNSET
+    """`review`: a review session over the learner's review queue; unset (and not written)
+    for a lesson, so a lesson's record encodes as before."""
 
 
 class ChatSummary(Body, kw_only=True, frozen=True):
@@ -109,6 +115,7 @@ class ChatSummary(Body, kw_only=True, frozen=True):
     turns: int
     messages: int
     material_id: Id | msgspec.UnsetType = msgspec.UNSET
+    mode: ChatMode = "lesson"
 
 
 class ChatView(Body, kw_only=True, frozen=True):
@@ -130,3 +137,4 @@ class ChatView(Body, kw_only=True, frozen=True):
     """How many of the chat's messages come before `messages` (a page of a long chat:
     `GET /api/chats/{id}?before=&limit=`, the socket's `?limit=`); 0 when `messages`
     starts at the chat's first."""
+    mode: ChatMode = "lesson"

@@ -40,6 +40,9 @@ class ProposedProposition(Inbound, kw_only=True, frozen=True):
     aliases: list[Statement] = msgspec.field(default_factory=list)
     prerequisite: bool = False
     """True: the session's material rests on it but the learner has not shown it."""
+    shown_by: list[LocalId] = msgspec.field(default_factory=list)
+    """For a misconception: the graded quizzes (tool call ids) whose wrong answer shows
+    this belief; each becomes a probe of the misconception's node."""
 
 
 class ProposedEdge(Inbound, kw_only=True, frozen=True):
@@ -95,6 +98,8 @@ class FoundProposition(Record, kw_only=True, frozen=True):
     aliases: list[str] = msgspec.field(default_factory=list)
     evidence: list[Evidence] = msgspec.field(default_factory=list)
     prerequisite: bool = False
+    shown_by: list[str] = msgspec.field(default_factory=list)
+    """For a misconception: the wrong graded answers (tool call ids) that show it."""
 
 
 class FoundEdge(Record, kw_only=True, frozen=True):

@@ -21,7 +21,18 @@ NodeState = Literal[
 (no learner quote, no probe); UX.md draws it in outline only. `fading`: verified, but recall
 as of the snapshot's moment is below the desired retention. `resolved`: a misconception the
 learner rejected unaided in a later session (it reopens on an answer showing it again)."""
-EventKind = Literal["quiz_correct", "quiz_incorrect", "taught", "marked_done", "asked"]
+EventKind = Literal[
+    "quiz_correct",
+    "quiz_incorrect",
+    "taught",
+    "marked_done",
+    "asked",
+    "marked_revisit",
+    "check_skipped",
+]
+"""`taught`: the teacher re-taught the node (`plan_update` with `reteach`); answers on it in
+that turn are aided. `marked_revisit`: the teacher moved on before the learner showed it.
+`check_skipped`: a "check first" prerequisite the teacher moved past without probing."""
 MappingHow = Literal["created", "statement", "alias"]
 
 

@@ -7,12 +7,15 @@ from typing import Annotated, Literal
 import msgspec
 
 from shared_contracts.base import Body, Id, Inbound
+from shared_contracts.chat import ChatMode
 
 
 class CreateChat(Inbound, kw_only=True, frozen=True):
     title: Annotated[str, msgspec.Meta(max_length=200)] | None = None
     material_id: Id | None = None
     """Teach from this material (one of the learner's: 404 otherwise)."""
+    mode: ChatMode = "lesson"
+    """`review`: a review session over the learner's review queue as of now."""
 
 
 class Health(Body, kw_only=True, frozen=True):

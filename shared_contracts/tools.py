@@ -45,12 +45,19 @@ class PlanAddArgs(Inbound, kw_only=True, frozen=True):
 
 
 class PlanUpdateArgs(Inbound, kw_only=True, frozen=True):
-    """Retitle, re-summarise or focus a node."""
+    """Retitle, re-summarise or focus a node; say you re-teach it, or that you are moving on
+    before the learner showed it (`revisit`)."""
 
     id: Id
     title: Title | None = None
     summary: Text | None = None
-    status: Literal["pending", "active"] | None = None
+    status: Literal["pending", "active", "revisit"] | None = None
+    """`revisit`: the learner has not shown this node and you are moving on (it is marked
+    "to revisit" and the next open node becomes current)."""
+    reteach: bool = False
+    """True when you explain this node again (after a wrong answer, or before probing it
+    in a review): the learner's answers on it in this turn then count as helped, not as
+    unaided recall."""
 
 
 class PlanMarkDoneArgs(Inbound, kw_only=True, frozen=True):
@@ -138,8 +145,13 @@ MATERIAL_TOOLS = frozenset({"search_material"})
 """Offered only when the learner has material to search; run by the server at once."""
 
 
-class PlanOutput(Record, tag_field="kind", tag="plan", kw_only=True, gc=False, frozen=True):
+# omit_defaults: a plan output with no notes reads as it did before notes existed.
+class PlanOutput(
+    Record, tag_field="kind", tag="plan", kw_only=True, gc=False, frozen=True, omit_defaults=True
+):
     tree: PlanTree
+    notes: list[str] = msgspec.field(default_factory=list)
+    """What the teacher should know about the change (e.g. a prerequisite to check first)."""
 
 
 class GradedOutput(Record, tag_field="kind", tag="graded", kw_only=True, gc=False, frozen=True):

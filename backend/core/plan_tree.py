@@ -1,7 +1,10 @@
 """The plan tree's operations: apply one plan tool call to a tree, or refuse with PlanError.
 
 Invariants every returned tree keeps: node ids are unique, every parent exists, there
-are no cycles, at most one node is `active` and it is `current`. Each change bumps
+are no cycles, at most one node is `active` and it is `current`. A node is *open* while it
+is `pending` or `active`; `done`, `revisit` (the teacher moved on before the learner showed
+it) and `skipped` (a "check first" node moved past) close it, and focus moves on to the
+next open node when the current one closes. Each change bumps
 `version` by one; a call that changes nothing (marking a done node done again, an update
 with the same values) returns the tree unchanged, version included.
 """
@@ -15,7 +18,7 @@ from msgspec.structs import replace
 
 from backend.core.errors import PlanError
 from shared_contracts.materials import Passage, PassageSpec
-from shared_contracts.plan import PlanNode, PlanTree
+from shared_contracts.plan import PlanNode, PlanStatus, PlanTree
 from shared_contracts.tools import (
     PlanAddArgs,
     PlanInitArgs,
@@ -25,6 +28,7 @@ from shared_contracts.tools import (
 )
 
 PlanArgs = PlanInitArgs | PlanAddArgs | PlanUpdateArgs | PlanMarkDoneArgs
+OPEN: frozenset[PlanStatus] = frozenset({"pending", "active"})
 
 
 def apply_plan_tool(
@@ -169,6 +173,8 @@ def _update(tree: PlanTree, args: PlanUpdateArgs) -> PlanTree:
     tree = _with_node(tree, replace(node, **changes)) if changes else tree
     if args.status == "active":
         return _focus(tree, args.id)
+    if args.status == "revisit":
+        return close(tree, args.id, "revisit")
     if args.status == "pending":
         if tree.current == args.id:  # stepping away from the focused node
             tree = _focus(tree, _next_open(tree, after=args.id, exclude=args.id))
@@ -180,9 +186,19 @@ def _mark_done(tree: PlanTree, args: PlanMarkDoneArgs) -> PlanTree:
     node = _find(tree, args.id, "plan_mark_done")
     if node.status == "done":
         return tree
-    tree = _with_node(tree, replace(node, status="done", done_note=args.note))
-    if tree.current in (None, args.id):
-        return _focus(tree, _next_open(tree, after=args.id))
+    return close(tree, args.id, "done", note=args.note)
+
+
+def close(tree: PlanTree, node_id: str, status: PlanStatus, note: str = "") -> PlanTree:
+    """`node_id` closed as `status` (`done`, `revisit` or `skipped`); when it was current
+    (or nothing was), focus moves to the next open node. Unchanged if it already was."""
+    node = _find(tree, node_id, f"plan {status}")
+    if node.status == status:
+        return tree
+    changes = {"status": status, "done_note": note} if status == "done" else {"status": status}
+    tree = _with_node(tree, replace(node, **changes))
+    if tree.current in (None, node_id):
+        return _focus(tree, _next_open(tree, after=node_id))
     return tree
 
 
@@ -200,11 +216,11 @@ def _focus(tree: PlanTree, node_id: str | None) -> PlanTree:
 
 
 def _next_open(tree: PlanTree, after: str, exclude: str | None = None) -> str | None:
-    """The first not-done node after `after` in depth-first order, wrapping to the start."""
+    """The first open node after `after` in depth-first order, wrapping to the start."""
     order = depth_first(tree)
     at = next(i for i, n in enumerate(order) if n.id == after)
     for node in order[at + 1 :] + order[: at + 1]:
-        if node.status != "done" and node.id != exclude:
+        if node.status in OPEN and node.id != exclude:
             return node.id
     return None
 

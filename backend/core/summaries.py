@@ -8,7 +8,7 @@ from typing import Protocol
 
 import msgspec
 
-from shared_contracts.chat import ChatSummary
+from shared_contracts.chat import ChatMode, ChatSummary
 
 
 class SummaryFields(Protocol):
@@ -30,6 +30,8 @@ class SummaryFields(Protocol):
     def messages(self) -> Sized: ...
     @property
     def material_id(self) -> str | msgspec.UnsetType: ...
+    @property
+    def mode(self) -> ChatMode | msgspec.UnsetType: ...
 
 
 def chat_summary(record: SummaryFields) -> ChatSummary:
@@ -43,4 +45,5 @@ def chat_summary(record: SummaryFields) -> ChatSummary:
         turns=record.turns,
         messages=len(record.messages),
         material_id=record.material_id,
+        mode="lesson" if isinstance(record.mode, msgspec.UnsetType) else record.mode,
     )

@@ -14,6 +14,7 @@ from backend.core.errors import MALFORMED_CALL, NotFound
 from backend.core.pending import pending_question
 from backend.core.questions import public_view
 from shared_contracts.chat import (
+    ChatMode,
     ChatRecord,
     ChatView,
     Message,
@@ -133,4 +134,10 @@ def chat_view(
         turns=record.turns,
         material_id=record.material_id,
         earlier=start,
+        mode=chat_mode(record),
     )
+
+
+def chat_mode(record: ChatRecord) -> ChatMode:
+    """A chat's mode; a record that does not say is a lesson."""
+    return "lesson" if isinstance(record.mode, msgspec.UnsetType) else record.mode

@@ -16,7 +16,7 @@ from backend.store.chat_encoding import ChatEncoder
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.record_cache import CacheView
 from backend.store.records import RecordDir
-from shared_contracts.chat import ChatRecord, ChatSummary
+from shared_contracts.chat import ChatMode, ChatRecord, ChatSummary
 
 
 class _SummaryFields(msgspec.Struct, kw_only=True):
@@ -30,6 +30,7 @@ class _SummaryFields(msgspec.Struct, kw_only=True):
     turns: int = 0
     messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
     material_id: str | msgspec.UnsetType = msgspec.UNSET
+    mode: ChatMode = "lesson"
 
 
 CHAT_CACHE_BYTES = 8 << 20

@@ -222,6 +222,32 @@ def test_marking_everything_done_clears_the_focus_and_adding_restores_it(tree: P
     assert statuses(grown)["c"] == "active"
 
 
+def test_revisit_closes_the_focus_and_moves_on(tree: PlanTree) -> None:
+    """The learner did not show `a`; the teacher moves on: `a` is "to revisit", `a1` is
+    current (the offline fractions lesson once kept teaching node 2 under node 1's focus)."""
+    moved = apply_plan_tool(tree, PlanUpdateArgs(id="a", status="revisit"))
+    assert statuses(moved)["a"] == "revisit"
+    assert moved.current == "a1"
+    assert statuses(moved)["a1"] == "active"
+    assert progress(moved) == (0, 5)
+    assert apply_plan_tool(moved, PlanUpdateArgs(id="a", status="revisit")) is moved
+
+
+def test_focus_skips_nodes_to_revisit_and_a_revisit_node_can_be_taken_up_again() -> None:
+    tree = init(spec("a"), spec("b"), spec("c"))
+    tree = apply_plan_tool(tree, PlanUpdateArgs(id="b", status="revisit"))
+    tree = apply_plan_tool(tree, PlanMarkDoneArgs(id="a"))
+    assert tree.current == "c"
+    tree = apply_plan_tool(tree, PlanMarkDoneArgs(id="c"))
+    assert tree.current is None
+    again = apply_plan_tool(tree, PlanUpdateArgs(id="b", status="active"))
+    assert (again.current, statuses(again)["b"]) == ("b", "active")
+
+
+def test_a_reteach_mark_changes_nothing_in_the_tree(tree: PlanTree) -> None:
+    assert apply_plan_tool(tree, PlanUpdateArgs(id="a", reteach=True)) is tree
+
+
 def test_focus_wraps_around_to_earlier_open_nodes(tree: PlanTree) -> None:
     tree = apply_plan_tool(tree, PlanUpdateArgs(id="b1", status="active"))
     tree = apply_plan_tool(tree, PlanMarkDoneArgs(id="b1"))
@@ -258,7 +284,7 @@ OPS = st.one_of(
         lambda i, t, s: PlanUpdateArgs(id=i, title=t, status=s),
         IDS,
         st.none() | st.sampled_from(["T", "U"]),
-        st.none() | st.sampled_from(["pending", "active"]),
+        st.none() | st.sampled_from(["pending", "active", "revisit"]),
     ),
     st.builds(lambda i: PlanMarkDoneArgs(id=i, note="n"), IDS),
 )
