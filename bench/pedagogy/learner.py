@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bench.pedagogy.memory import Memory
-from bench.pedagogy.world import Answer, Concept, World, choice_for
+from bench.pedagogy.world import Answer, Concept, World, choice_for, is_lesson_question
 
 Profile = Literal["calibrated", "overconfident", "underconfident"]
 PROFILES: tuple[Profile, ...] = ("calibrated", "overconfident", "underconfident")
@@ -194,11 +194,9 @@ class SimLearner:
         return min(LEVELS, key=lambda level: abs(level - felt))
 
     def _right(self, concept: Concept, question: dict[str, Any]) -> Any:
-        if question.get("kind") != "multiple_choice":
+        if question.get("kind") != "multiple_choice" or is_lesson_question(concept, question):
             return concept.right
         options = list(question.get("options", []))
-        if norm_prompt(question) == norm_prompt({"prompt": concept.prompt}):
-            return concept.right
         found = choice_for(concept, options, "right")
         if found is not None:
             return found
@@ -208,9 +206,7 @@ class SimLearner:
 
     def _belief(self, concept: Concept, question: dict[str, Any]) -> Any:
         assert concept.misconception is not None
-        if question.get("kind") != "multiple_choice":
-            return concept.misconception.answer
-        if norm_prompt(question) == norm_prompt({"prompt": concept.prompt}):
+        if question.get("kind") != "multiple_choice" or is_lesson_question(concept, question):
             return concept.misconception.answer
         found = choice_for(concept, list(question.get("options", [])), "belief")
         return found if found is not None else self._guess(concept, question)[0]
@@ -219,7 +215,12 @@ class SimLearner:
         """A wrong answer that is no named misconception's (a slip)."""
         if question.get("kind") == "multiple_choice":
             right = self._right(concept, question)
-            avoid = {str(right), str(self._named(concept))}
+            named = (
+                self._named(concept)
+                if is_lesson_question(concept, question)
+                else choice_for(concept, list(question.get("options", [])), "belief")
+            )
+            avoid = {str(right), str(named)}
             others = [
                 str(o["id"]) for o in question.get("options", []) if str(o["id"]) not in avoid
             ]
@@ -280,7 +281,3 @@ class SimLearner:
     def _correct(self, state: Knowledge, at: float) -> None:
         state.corrected, state.belief, state.known = state.belief, None, True
         state.memory.add(at, 1.0)
-
-
-def norm_prompt(question: dict[str, Any]) -> str:
-    return " ".join(str(question.get("prompt", "")).split()).casefold()

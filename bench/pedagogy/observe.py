@@ -2,10 +2,11 @@
 
 A proposition node is a concept's when its statement is the offline extractor's statement
 of that lesson node ("title: summary") or one of its probes asked the concept's question.
-A misconception node is a concept's when its statement quotes the concept's question (as
-the offline extractor writes one today: `thinks “X” is the answer to: PROMPT`) or reads
-as the concept's named belief; its belief is the named misconception whose name or belief
-statement it carries, or whose specific wrong answer it quotes — else it is unnamed (None).
+A misconception node is a concept's when its statement states the concept's named belief
+(as the offline extractor does: "thinks " + the lesson library's belief) or quotes the
+concept's question (as it did before: `thinks “X” is the answer to: PROMPT`); its belief is
+the named misconception whose name or statement it carries, or whose specific wrong answer
+it quotes — else it is unnamed (None).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def _misconception_concept(node: dict[str, Any], concepts: list[Concept]) -> Con
             return concept
     for concept in concepts:
         m = concept.misconception
-        if m is not None and (m.name in statement or similarity(statement, m.belief) >= MATCH):
+        if m is not None and (m.name in statement or similarity(statement, m.statement) >= MATCH):
             return concept
     return None
 
@@ -94,7 +95,7 @@ def belief_of(node: dict[str, Any], concept: Concept) -> str | None:
     if m is None:
         return None
     statement = str(node.get("statement", ""))
-    if m.name in statement or similarity(statement, m.belief) >= MATCH:
+    if m.name in statement or similarity(statement, m.statement) >= MATCH:
         return m.name
     quoted = QUOTED.search(statement)
     if quoted and norm(quoted.group(1)) == norm(concept.words(m.answer)):

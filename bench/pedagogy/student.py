@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.pedagogy.learner import LEVELS, Reply, SimLearner
-from bench.pedagogy.world import Concept, World, choice_for, norm
+from bench.pedagogy.world import Concept, World, choice_for, is_lesson_question
 
 DAY0 = datetime(2031, 1, 6, 9, 0, tzinfo=UTC)
 STEP = 2 / (24 * 60)
@@ -107,9 +107,7 @@ def belief_answer(concept: Concept, question: dict[str, Any]) -> Any:
     m = concept.misconception
     if m is None:
         return None
-    if question.get("kind") != "multiple_choice" or norm(question.get("prompt", "")) == norm(
-        concept.prompt
-    ):
+    if question.get("kind") != "multiple_choice" or is_lesson_question(concept, question):
         return m.answer
     return choice_for(concept, list(question.get("options", [])), "belief")
 

@@ -2,8 +2,10 @@
 
 What the simulated learner knows *about the subject* (which concept a question touches,
 its right answer, which answer a named misconception gives) comes from the lesson files
-(`backend/agent/lessons/*.json`) and `misconceptions.json` beside this file. What it reads
-over the protocol is only the public question frame: prompt, options, kind — never a key.
+(`backend/agent/lessons/*.json`), whose quizzes each name the misconception they can show
+(`LessonNode.misconception`: one source for the tutor, the offline extractor and the
+bench). What it reads over the protocol is only the public question frame: prompt,
+options, kind — never a key.
 
 A concept is one lesson node (`lesson/node`). A question is recognised by its prompt (the
 lesson's own quiz), or — for a question the library does not hold, such as a review
@@ -13,15 +15,16 @@ session's discriminating multiple choice — by the closest known prompt, belief
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rapidfuzz import fuzz, utils
 
+from backend.agent.offline.lessons import LessonNode, load_lessons
+from shared_contracts.questions import MultipleChoice, Numeric, ShortAnswer
+
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "backend" / "agent" / "lessons"
-MISCONCEPTIONS = Path(__file__).resolve().parent / "misconceptions.json"
 MATCH = 80.0
 """Similarity (0–100, rapidfuzz token-sort ratio) for an unfamiliar text to count as known."""
 
@@ -37,6 +40,8 @@ class Misconception:
     belief: str
     answer: Answer
     """An option id (multiple choice), a number (numeric) or a text (short answer)."""
+    statement: str
+    """How the harness states it ("thinks " + the belief)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,19 @@ class World:
         return found
 
 
+def is_lesson_question(concept: Concept, question: dict[str, Any]) -> bool:
+    """Whether `question` is the concept's own lesson quiz (same prompt, same kind and, for
+    a multiple choice, the same options): then answers are the lesson's own (option ids
+    included). A review's discriminating multiple choice may reuse the prompt with other
+    options: its options are read by their texts (`choice_for`)."""
+    if norm(str(question.get("prompt", ""))) != norm(concept.prompt):
+        return False
+    if question.get("kind") != concept.kind:
+        return False
+    options = tuple((str(o.get("id")), str(o.get("text"))) for o in question.get("options", []))
+    return concept.kind != "multiple_choice" or options == concept.options
+
+
 def choice_for(concept: Concept, options: list[dict[str, Any]], want: str) -> str | None:
     """The option id an unfamiliar multiple choice offers for `want` ("right" or
     "belief"), recognised by its text; None when no option says it."""
@@ -150,54 +168,51 @@ def _head(text: str) -> str:
     return text.strip().split("\n", 1)[0][:120]
 
 
-def load_world(lessons_dir: Path = LESSONS_DIR, misconceptions: Path = MISCONCEPTIONS) -> World:
-    beliefs = {
-        (m["lesson"], m["node"]): m
-        for m in json.loads(misconceptions.read_text())["misconceptions"]
-    }
-    lessons = []
-    for path in sorted(lessons_dir.glob("*.json")):
-        data = json.loads(path.read_text())
-        concepts = tuple(_concept(data["id"], node, beliefs) for node in data["nodes"])
-        lessons.append(Lesson(data["id"], data["title"], data["goal"], concepts))
+def load_world(lessons_dir: Path = LESSONS_DIR) -> World:
+    """The lesson library as the simulated learner's subject: each node a concept, with the
+    named misconception the library gives its quiz (the one source of beliefs)."""
+    lessons = [
+        Lesson(
+            lesson.id,
+            lesson.title,
+            lesson.goal,
+            tuple(_concept(lesson.id, n) for n in lesson.nodes),
+        )
+        for lesson in load_lessons(lessons_dir)
+    ]
     return World(lessons)
 
 
-def _concept(
-    lesson_id: str, node: dict[str, Any], beliefs: dict[tuple[str, str], dict[str, Any]]
-) -> Concept:
-    quiz = node["quiz"]
-    concept_id = f"{lesson_id}/{node['id']}"
-    kind = quiz["kind"]
+def _concept(lesson_id: str, node: LessonNode) -> Concept:
+    quiz = node.quiz
+    concept_id = f"{lesson_id}/{node.id}"
     right: Answer = (
-        quiz["correct"]
-        if kind == "multiple_choice"
-        else float(quiz["answer"])
-        if kind == "numeric"
-        else quiz["accepted"][0]
+        quiz.correct
+        if isinstance(quiz, MultipleChoice)
+        else float(quiz.answer)
+        if isinstance(quiz, Numeric)
+        else quiz.accepted[0]
     )
-    data = beliefs.get((lesson_id, node["id"]))
+    named = node.misconception
     misconception = (
-        Misconception(data["name"], concept_id, data["belief"], _answer(data["answer"]))
-        if data
+        Misconception(named.name, concept_id, named.belief, named.answer, named.statement)
+        if named is not None
         else None
     )
     return Concept(
         id=concept_id,
         lesson=lesson_id,
-        node=node["id"],
-        title=node["title"],
-        summary=node.get("summary", ""),
-        kind=kind,
-        prompt=quiz["prompt"],
-        options=tuple((o["id"], o["text"]) for o in quiz.get("options", [])),
+        node=node.id,
+        title=node.title,
+        summary=node.summary,
+        kind=str(type(quiz).__struct_config__.tag),
+        prompt=quiz.prompt,
+        options=tuple((o.id, o.text) for o in quiz.options)
+        if isinstance(quiz, MultipleChoice)
+        else (),
         right=right,
-        accepted=tuple(quiz.get("accepted", [])),
-        teach=node["teach"],
-        reteach=node["reteach"],
+        accepted=tuple(quiz.accepted) if isinstance(quiz, ShortAnswer) else (),
+        teach=node.teach,
+        reteach=node.reteach,
         misconception=misconception,
     )
-
-
-def _answer(value: Any) -> Answer:
-    return float(value) if isinstance(value, int | float) else str(value)

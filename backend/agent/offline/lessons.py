@@ -9,9 +9,10 @@ import msgspec
 from rapidfuzz import fuzz, utils
 
 from backend.core.errors import CorruptRecord
+from backend.core.questions import format_number, grade, normalise_answer, parse_number
 from shared_contracts.base import Id
 from shared_contracts.materials import PassageSpec
-from shared_contracts.questions import QuestionSpec
+from shared_contracts.questions import MultipleChoice, Numeric, QuestionSpec
 
 DEFAULT_LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 MATCH_THRESHOLD = 80.0
@@ -40,9 +41,25 @@ class Prerequisite(_Data, kw_only=True, frozen=True):
     quote: Short
 
 
+class NamedMisconception(_Data, kw_only=True, frozen=True):
+    """A wrong belief a node's quiz can show: the one specific wrong answer it gives
+    (`answer`: an option id of a multiple choice, a number, or a text). The pedagogy bench's
+    simulated learners hold these same beliefs (`bench/pedagogy/world.py` reads them here)."""
+
+    name: Id
+    belief: Short
+    """The wrong belief, worded to follow "thinks" ("the bottom number … is the numerator")."""
+    answer: str | float
+
+    @property
+    def statement(self) -> str:
+        """The misconception node's statement: the belief itself, as UX.md labels one."""
+        return f"thinks {self.belief}"
+
+
 class LessonNode(_Data, kw_only=True, frozen=True):
-    """One plan node: its teaching text, one quiz, a re-teach text, optional job briefs, and
-    what it rests on without teaching it."""
+    """One plan node: its teaching text, one quiz, a re-teach text, optional job briefs,
+    what it rests on without teaching it, and the named misconception its quiz can show."""
 
     id: Id
     title: Short
@@ -58,6 +75,7 @@ class LessonNode(_Data, kw_only=True, frozen=True):
     passages: list[PassageSpec] = msgspec.field(default_factory=list)
     """A node built from the learner's document: the passages it quotes (its plan node
     carries them, checked like a model's)."""
+    misconception: NamedMisconception | None = None
 
     def job_briefs(self) -> list[tuple[str, str]]:
         """(tool name, brief) for each background job this node asks for, in a fixed order."""
@@ -108,8 +126,56 @@ def _load(path: Path) -> Lesson:
                 raise CorruptRecord(
                     str(path), f"node {node.id!r}: rests_on quote not in its teach text"
                 )
+        if node.misconception is not None:
+            problem = _belief_problem(node.quiz, node.misconception)
+            if problem:
+                raise CorruptRecord(str(path), f"node {node.id!r}: misconception {problem}")
         seen.add(node.id)
     return lesson
+
+
+def _belief_problem(quiz: QuestionSpec, belief: NamedMisconception) -> str:
+    """Why `belief`'s answer is not a wrong answer `quiz` can be given ("" when it is)."""
+    answer = belief.answer
+    if isinstance(quiz, MultipleChoice):
+        ids = {o.id for o in quiz.options}
+        if answer not in ids or answer == quiz.correct:
+            return f"answer {answer!r} must be a wrong option id of {sorted(ids)}"
+    elif isinstance(quiz, Numeric):
+        if isinstance(answer, str) or grade(quiz, answer).correct:
+            return f"answer {answer!r} must be a wrong number"
+    elif isinstance(answer, float) or grade(quiz, answer).correct:
+        return f"answer {answer!r} must be a wrong text"
+    return ""
+
+
+def belief_words(quiz: QuestionSpec, belief: NamedMisconception) -> str:
+    """The belief's answer as the learner would see or type it (an option's text)."""
+    if isinstance(quiz, MultipleChoice):
+        return next((o.text for o in quiz.options if o.id == belief.answer), str(belief.answer))
+    if isinstance(belief.answer, float):
+        return format_number(belief.answer)
+    return belief.answer
+
+
+def shows_belief(quiz: QuestionSpec, belief: NamedMisconception, answer: str) -> bool:
+    """Whether `answer` (as the transcript words it: an option's text, the number or text
+    typed) is the belief's answer to `quiz` or to a question built from it."""
+    words = belief_words(quiz, belief)
+    if isinstance(quiz, Numeric):
+        given, expected = parse_number(answer, quiz.unit), parse_number(words)
+        return given is not None and given == expected
+    return bool(normalise_answer(answer)) and normalise_answer(answer) == normalise_answer(words)
+
+
+def node_for_prompt(prompt: str, lessons: list[Lesson]) -> tuple[Lesson, LessonNode] | None:
+    """The lesson node whose quiz asks `prompt` (compared normalised)."""
+    wanted = normalise_answer(prompt)
+    for lesson in lessons:
+        for node in lesson.nodes:
+            if normalise_answer(node.quiz.prompt) == wanted:
+                return lesson, node
+    return None
 
 
 def lesson_for_goal(goal: str, lessons: list[Lesson]) -> Lesson | None:
