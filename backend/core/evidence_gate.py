@@ -6,10 +6,12 @@ cannot be located, or is too short to mean anything, is dropped whole (a drop ov
 invention). Evidence that the learner learned or believes something must include a learner
 message or a graded answer; a prerequisite (what the session rested on, not shown by the
 learner) may be backed by the teacher's words alone, and is never a misconception.
-Attributions must cite a graded quiz in the transcript; edges need known endpoints and no
-self-loops. Every drop is an `AuditLine` with a reason. A proposition taken from a plan
-node that was taught from the learner's document keeps that node's passages (checked
-against the document when the plan tool ran) as evidence of speaker `material`.
+Attributions must cite a graded quiz in the transcript, and a misconception's `shown_by` a
+wrong graded answer (an entry that does not is dropped alone, as an attribution); edges need
+known endpoints and no self-loops. Every drop is an `AuditLine` with a reason. A
+proposition taken from a plan node that was taught from the learner's document keeps that
+node's passages (checked against the document when the plan tool ran) as evidence of
+speaker `material`.
 
 Character spans are offsets into a message's *rendered text*: its segments (text parts, and
 each answered question rendered as "Q: <prompt>\\nA: <answer>") joined by a blank line.
@@ -235,6 +237,20 @@ def _locate_all(quotes: list[str], segments: list[Segment]) -> list[Evidence]:
     return located
 
 
+def _shown_by_problem(
+    kind: str, tool_call_id: str, quizzes: Collection[str], wrong: Collection[str]
+) -> _Drop | None:
+    """Why a `shown_by` entry cannot stand: only a misconception is shown by answers, and
+    only by a wrong graded answer in the transcript."""
+    if kind != "misconception":
+        return _Drop("shown_by_not_misconception", "only a wrong belief is shown by an answer")
+    if tool_call_id not in quizzes:
+        return _Drop("unknown_tool_call")
+    if tool_call_id not in wrong:
+        return _Drop("shown_by_right_answer", "a right answer does not show a wrong belief")
+    return None
+
+
 def run_gate(
     output: ExtractorOutput,
     record: ChatRecord,
@@ -265,7 +281,9 @@ class _Gate:
         self.at = at
         self.segments = transcript_segments(record, upto)
         self.passages = passage_evidence(record, upto)
-        self.quizzes = {q.tool_call_id for q in quiz_probes(record, 0, upto)}
+        probes = quiz_probes(record, 0, upto)
+        self.quizzes = {q.tool_call_id for q in probes}
+        self.wrong = {q.tool_call_id for q in probes if not q.correct}
         self.result = GateResult(findings=Findings())
         self.local_ids: set[str] = set()
 
@@ -299,6 +317,7 @@ class _Gate:
             return
         self.local_ids.add(prop.local_id)
         evidence += self.passages.get(prop.plan_node or "", [])
+        shown_by = self._shown_by(prop)
         self.result.findings.propositions.append(
             FoundProposition(
                 local_id=prop.local_id,
@@ -308,8 +327,21 @@ class _Gate:
                 aliases=list(prop.aliases),
                 evidence=evidence,
                 prerequisite=prop.prerequisite,
+                shown_by=shown_by,
             )
         )
+
+    def _shown_by(self, prop: ProposedProposition) -> list[str]:
+        """The answers that stand as showing misconception `prop` (each other one dropped
+        alone, as an attribution)."""
+        shown_by: list[str] = []
+        for tool_call_id in dict.fromkeys(prop.shown_by):
+            problem = _shown_by_problem(prop.kind, tool_call_id, self.quizzes, self.wrong)
+            if problem is None:
+                shown_by.append(tool_call_id)
+            else:
+                self._drop("attribution", f"{tool_call_id}->{prop.local_id}", problem)
+        return shown_by
 
     def edge(self, edge: ProposedEdge, endpoints: Collection[str]) -> None:
         try:

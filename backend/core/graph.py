@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from backend.core.graph_probes import done_marks, quiz_probes
+from backend.core.graph_probes import GradedQuiz, done_marks, plan_marks, quiz_probes
 from backend.core.graph_snapshot import (
     PROBE_KINDS,
     RECENT_PROBES,
@@ -108,6 +108,9 @@ def merge_resolving(
         merger.edge(edge)
     attributed = {a.tool_call_id: merger.endpoint(a.target) for a in findings.attributions}
     merger.probes(attributed)
+    merger.plan_marks()
+    for prop in findings.propositions:
+        merger.shown_by(prop)
     return merger.finish(), merger.resolved
 
 
@@ -198,24 +201,19 @@ class _Merger:
         add_edge(self.work, line)
 
     def _tagged(self, tag: str | None) -> str | None:
-        return self.work.local.get((self.chat_id, f"plan:{tag}")) if tag else None
+        """The node a tag names: the chat's plan node mapped to it first, else a graph
+        node's own id (a review or a "check first" probe names graph nodes directly)."""
+        if not tag:
+            return None
+        work = self.work
+        return work.local.get((self.chat_id, f"plan:{tag}")) or (tag if tag in work.nodes else None)
 
     def probes(self, attributed: dict[str, str | None]) -> None:
         """The record's quiz answers and done marks, as events (each once, by its ref)."""
         for quiz in quiz_probes(self.record, 0, self.upto):
             # A tag that resolves wins; the extractor's judgment only fills the gaps.
             node = self._tagged(quiz.node_tag) or attributed.get(quiz.tool_call_id)
-            self._event(
-                quiz.tool_call_id,
-                node_id=node,
-                kind="quiz_correct" if quiz.correct else "quiz_incorrect",
-                at=quiz.at,
-                question=quiz.question,
-                answer=quiz.answer,
-                expected=quiz.expected,
-                correct=quiz.correct,
-                confidence=quiz.confidence,
-            )
+            self._quiz_event(quiz, node)
         for mark in done_marks(self.record, 0, self.upto):
             self._event(
                 mark.tool_call_id,
@@ -223,10 +221,54 @@ class _Merger:
                 kind="marked_done",
                 at=mark.at,
                 question=mark.note,
+                turn=mark.turn,
             )
 
-    def _event(self, tool_call_id: str, **fields: Any) -> None:
-        ref = f"{self.chat_id}:{tool_call_id}"
+    def _quiz_event(self, quiz: GradedQuiz, node: str | None, ref: str = "") -> None:
+        self._event(
+            quiz.tool_call_id,
+            ref=ref,
+            node_id=node,
+            kind="quiz_correct" if quiz.correct else "quiz_incorrect",
+            at=quiz.at,
+            question=quiz.question,
+            answer=quiz.answer,
+            expected=quiz.expected,
+            correct=quiz.correct,
+            confidence=quiz.confidence,
+            turn=quiz.turn,
+        )
+
+    def plan_marks(self) -> None:
+        """The teacher's re-teach and revisit marks, as `taught` / `marked_revisit` events
+        of the nodes they name (with their turn: a probe after a re-teach in its turn is
+        aided)."""
+        for mark in plan_marks(self.record, 0, self.upto):
+            self._event(
+                mark.tool_call_id,
+                ref=f"{self.chat_id}:{mark.tool_call_id}:{mark.kind}",
+                node_id=self._tagged(mark.node_tag),
+                kind=mark.kind,
+                at=mark.at,
+                turn=mark.turn,
+            )
+
+    def shown_by(self, prop: FoundProposition) -> None:
+        """Each answer that showed misconception `prop` is a (wrong) probe of its node too,
+        unless the quiz already probed that node (a review's discriminating question)."""
+        node = self.resolved.get(prop.local_id)
+        if node is None or not prop.shown_by:
+            return
+        quizzes = {q.tool_call_id: q for q in quiz_probes(self.record, 0, self.upto)}
+        for tool_call_id in prop.shown_by:
+            quiz = quizzes.get(tool_call_id)
+            primary = self.work.events.get(f"{self.chat_id}:{tool_call_id}")
+            if quiz is None or (primary is not None and primary.node_id == node):
+                continue
+            self._quiz_event(quiz, node, ref=f"{self.chat_id}:{tool_call_id}>{node}")
+
+    def _event(self, tool_call_id: str, *, ref: str = "", **fields: Any) -> None:
+        ref = ref or f"{self.chat_id}:{tool_call_id}"
         if ref in self.work.events:
             return
         event = EventLine(

@@ -1,4 +1,5 @@
-"""Probes read from a chat record's tool parts: graded quizzes and plan nodes marked done.
+"""Probes read from a chat record's tool parts: graded quizzes, plan nodes marked done, and
+the teacher's other plan marks (a node re-taught, a node left to revisit).
 
 The merger rebuilds events from these, never from model output. Positions count messages,
 as `core.pending` does: messages `[0, folded_at)` are folded into the graph.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from shared_contracts.chat import ChatRecord, Message, ToolPart
 from shared_contracts.tools import GradedOutput, ReplyOutput
@@ -30,6 +31,8 @@ class GradedQuiz:
     correct: bool
     confidence: float | None
     node_tag: str | None
+    options: tuple[str, ...] = ()
+    """A multiple choice's option texts, in order (empty for other kinds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,23 @@ class DoneMark:
     tool_call_id: str
     node_tag: str
     note: str
+
+
+PlanMarkKind = Literal["taught", "marked_revisit"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanMark:
+    """One successful `plan_update` that re-teaches a node (`reteach`: answers on it in this
+    turn are aided) or leaves it to revisit (`status` "revisit")."""
+
+    index: int
+    message_id: str
+    turn: int
+    at: datetime
+    tool_call_id: str
+    node_tag: str
+    kind: PlanMarkKind
 
 
 def _question(part: ToolPart) -> dict[str, Any]:
@@ -76,6 +96,14 @@ def answer_text(part: ToolPart) -> str:
         texts = [str(options.get(c, c)) for c in chosen]
         return ", ".join(texts)
     return output.verdict.given or _fmt(output.answer)
+
+
+def _option_texts(part: ToolPart) -> tuple[str, ...]:
+    question = _question(part)
+    if question.get("kind") != "multiple_choice":
+        return ()
+    options = question.get("options", [])
+    return tuple(str(o.get("text", "")) for o in options if isinstance(o, dict))
 
 
 def question_text(part: ToolPart) -> str:
@@ -118,6 +146,7 @@ def quiz_probes(record: ChatRecord, start: int = 0, upto: int | None = None) -> 
                 correct=part.output.verdict.correct,
                 confidence=part.output.confidence,
                 node_tag=tag if isinstance(tag, str) else None,
+                options=_option_texts(part),
             )
         )
     return out
@@ -142,5 +171,35 @@ def done_marks(record: ChatRecord, start: int = 0, upto: int | None = None) -> l
                 node_tag=node,
                 note=str(part.input.get("note", "")),
             )
+        )
+    return out
+
+
+def plan_marks(record: ChatRecord, start: int = 0, upto: int | None = None) -> list[PlanMark]:
+    """Re-teach and revisit marks (successful `plan_update` calls) in messages
+    `[start, upto)`, in transcript order; a call that does both gives both."""
+    out: list[PlanMark] = []
+    for index, message, part in _tool_parts(record, start, upto):
+        node = part.input.get("id")
+        if part.tool_name != "plan_update" or part.state != "output-available":
+            continue
+        if not isinstance(node, str):
+            continue
+        kinds: list[PlanMarkKind] = []
+        if part.input.get("reteach") is True:
+            kinds.append("taught")
+        if part.input.get("status") == "revisit":
+            kinds.append("marked_revisit")
+        out.extend(
+            PlanMark(
+                index=index,
+                message_id=message.id,
+                turn=message.turn,
+                at=message.created_at,
+                tool_call_id=part.tool_call_id,
+                node_tag=node,
+                kind=kind,
+            )
+            for kind in kinds
         )
     return out

@@ -255,13 +255,12 @@ async def test_offline_stages_grow_the_graph_from_a_lesson_with_no_model() -> No
     assert first.dropped_by_gate == 0 and first.dropped_by_auditor == 0
     snapshot = snapshot_of(graph)
     by_statement = {n.statement: n for n in snapshot.nodes}
+    # The wrong "3/10" answers a question no lesson names a belief for: a slip or a guess,
+    # shaky evidence, not a misconception (tests/agents/test_offline_misconceptions.py).
     assert set(by_statement) == {
         "What a fraction is: a/b is a of b equal parts",
         "Same denominators: add the numerators and keep the denominator",
-        "thinks “3/10” is the answer to: What is 1/5 + 2/5?",
     }
-    wrong = by_statement["thinks “3/10” is the answer to: What is 1/5 + 2/5?"]
-    assert wrong.state == "misconception"
     assert by_statement["What a fraction is: a/b is a of b equal parts"].state == "verified"
     assert [(e.type, len(e.chats)) for e in snapshot.edges] == [("requires", 1)]
     assert snapshot.stats.events == 5  # 4 quizzes + 1 marked done
@@ -289,9 +288,9 @@ async def test_a_second_chat_merges_into_the_same_nodes() -> None:
     pipeline = await offline_pipeline(chats, graph)
     await pipeline.run("c1")
     report = await pipeline.run("c2")
-    assert (report.new_nodes, report.merged) == (0, 3)
+    assert (report.new_nodes, report.merged) == (0, 2)
     snapshot = snapshot_of(graph)
-    assert snapshot.stats.nodes == 3
+    assert snapshot.stats.nodes == 2
     assert all(n.sessions == ["c1", "c2"] for n in snapshot.nodes)
     assert snapshot.edges[0].chats == ["c1", "c2"]
     assert snapshot.stats.events == 10

@@ -95,7 +95,7 @@ async def warm_run_work(sizes: Sizes) -> tuple[int, int, int]:
     await pipeline.run("c1")  # the cold run folds and derives the whole graph once
     graph.lines_read = deriver.folded = deriver.rederived = 0
     report = await pipeline.run("c2")
-    assert report.new_events == 5 and report.merged == 3
+    assert report.new_events == 5 and report.merged == 2
     assert deriver.last is not None and report.stats is deriver.last.stats
     assert report.stats == from_scratch(graph).stats
     return graph.lines_read, deriver.folded, deriver.rederived
@@ -106,16 +106,16 @@ async def test_a_runs_work_does_not_grow_with_the_graph() -> None:
     large = await warm_run_work(Sizes.for_nodes(2_000))
     assert small == large
     lines_read, folded, rederived = large
-    # Exactly the run's own batch is read back (3 mappings, 5 events, 1 edge, the
-    # checkpoint) and folded; only the 3 nodes it mapped and probed are re-derived.
-    assert (lines_read, folded, rederived) == (10, 9, 3)
+    # Exactly the run's own batch is read back (2 mappings, 5 events, 1 edge, the
+    # checkpoint) and folded; only the 2 nodes it mapped and probed are re-derived.
+    assert (lines_read, folded, rederived) == (9, 8, 2)
 
 
 async def test_the_cold_run_folds_the_graph_once_and_stats_match_a_full_derive() -> None:
     pipeline, graph, deriver = await pipeline_on(Sizes.for_nodes(200))
     first = await pipeline.run("c1")
     assert first.stats == from_scratch(graph).stats
-    assert first.stats is not None and first.stats.nodes == 203
+    assert first.stats is not None and first.stats.nodes == 202
     assert deriver.rederived == first.stats.nodes
 
 
@@ -128,8 +128,8 @@ async def test_a_failed_append_leaves_the_view_untouched_and_the_retry_merges_th
     assert len(graph.inner.appends) == 2  # the synthetic graph and c1's run
     graph.lines_read = deriver.folded = 0
     report = await pipeline.run("c2")
-    assert (report.new_nodes, report.merged, report.new_events) == (0, 3, 5)
-    assert graph.lines_read == 10  # nothing from the failed run was folded meanwhile
+    assert (report.new_nodes, report.merged, report.new_events) == (0, 2, 5)
+    assert graph.lines_read == 9  # nothing from the failed run was folded meanwhile
     assert report.stats == from_scratch(graph).stats
     assert (await pipeline.run("c2")).nothing_to_do
 
@@ -139,7 +139,7 @@ async def test_a_read_failure_after_the_append_keeps_the_merge_and_omits_the_sta
     await pipeline.run("c1")
     graph.fail_read_after_append = True
     report = await pipeline.run("c2")
-    assert report.stats is None and (report.merged, report.new_events) == (3, 5)
+    assert report.stats is None and (report.merged, report.new_events) == (2, 5)
     assert len(graph.inner.appends) == 3
     assert (await pipeline.run("c2")).nothing_to_do  # the next refresh folds it in
 

@@ -200,3 +200,23 @@ def test_a_plan_node_taught_from_a_document_gives_its_passage_as_evidence() -> N
         4,
     )
     assert (material.message_id, material.start, material.end) == (first.id, 9, 30)
+
+
+def test_shown_by_keeps_wrong_answers_only_and_logs_each_entry_it_drops() -> None:
+    """A misconception is shown by wrong graded answers: a right answer, an unknown call, or
+    a `shown_by` on a proposition is dropped alone (an attribution audit line), the item
+    itself kept."""
+    wrong = msgspec.structs.replace(
+        prop("w", LEARNER_INSIGHT, kind="misconception"),
+        shown_by=["call_q2", "call_q1", "call_nope", "call_q2"],
+    )
+    right = msgspec.structs.replace(prop("r", LEARNER_INSIGHT), shown_by=["call_q2"])
+    result = gate(ExtractorOutput(propositions=[wrong, right], edges=[], attributions=[]))
+    by_id = {p.local_id: p for p in result.findings.propositions}
+    assert by_id["w"].shown_by == ["call_q2"]
+    assert by_id["r"].shown_by == []
+    assert sorted((a.item, a.reason) for a in result.audit) == [
+        ("call_nope->w", "unknown_tool_call"),
+        ("call_q1->w", "shown_by_right_answer"),
+        ("call_q2->r", "shown_by_not_misconception"),
+    ]

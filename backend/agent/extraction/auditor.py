@@ -19,7 +19,9 @@ knowledge graph. Each item cites evidence already located in the transcript (spe
 message id given). For EVERY item answer with a verdict in ONE JSON object of the schema:
 supported = true only if the cited evidence shows it (a proposition: the learner knows it; a
 prerequisite proposition: the session's material really rests on it, whether or not the
-learner showed it; a misconception: the learner held that wrong belief; an edge: the
+learner showed it; a misconception: the learner held that wrong belief, shown by choosing
+an option that states it or by the same wrong idea twice — a single wrong answer, a slip or
+a guess is NOT a misconception; an edge: the
 dependency is real; an attribution: the quiz tested that proposition). Give a short reason.
 When unsure: false."""
 
@@ -40,6 +42,7 @@ def audit_document(job: AuditInput) -> dict[str, object]:
                     "statement": p.statement,
                     "kind": p.kind,
                     **({"prerequisite": True} if p.prerequisite else {}),
+                    **({"shown_by": p.shown_by} if p.shown_by else {}),
                     "evidence": _quotes(p.evidence),
                 }
                 for p in f.propositions

@@ -18,8 +18,7 @@ Read the transcript (entries marked "new" are the part to extract from; the rest
 and answer with ONE JSON object of the given schema:
 
 - propositions: each a single, self-contained statement the LEARNER now knows (kind
-  "proposition"), or a wrong belief the learner showed (kind "misconception": state the wrong
-  belief itself, e.g. "The derivative of x^2 is x", never "the learner is confused").
+  "proposition"), or a wrong belief the learner showed (kind "misconception").
   `local_id`: a short id unique in your answer. `plan_node`: the id of the plan node this
   proposition is what that node teaches, else null. Something only the teacher said is NOT
   learned: include it only if a learner message or a graded answer shows it.
@@ -36,6 +35,14 @@ and answer with ONE JSON object of the given schema:
   endpoints are your local ids or ids of known nodes. No self-loops.
 - attributions: for each new quiz WITHOUT a plan_node, the proposition (local id or known node
   id) it tested, only if clear.
+- A WRONG ANSWER IS NOT A MISCONCEPTION. One wrong answer is a slip or a guess: the quiz
+  already records it against its proposition; add nothing for it. A misconception is a wrong
+  BELIEF, shown either by choosing an option that states that belief (a distractor naming
+  it) or by the same wrong idea twice (two answers, or an answer and the learner's own
+  words). State it as the belief, starting with "thinks": "thinks a bigger denominator makes
+  a bigger fraction", never "the learner is confused" nor "answered 3 to ...". List in
+  `shown_by` the tool_call_ids of the wrong answers that show it. The same belief as a known
+  misconception node: the same statement, so it is recognised, never a new wording.
 Be conservative: leave out anything you cannot back with a verbatim quote."""
 
 

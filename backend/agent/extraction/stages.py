@@ -74,12 +74,14 @@ def transcript_document(record: ChatRecord, start: int, upto: int) -> list[dict[
 
 
 def quiz_document(record: ChatRecord, start: int, upto: int) -> list[dict[str, object]]:
-    """The graded quizzes as the LLM stages read them (tag = the plan node, if any)."""
+    """The graded quizzes as the LLM stages read them (tag = the plan node, if any; a
+    multiple choice's option texts, so a chosen distractor can be read for its belief)."""
     return [
         {
             "tool_call_id": q.tool_call_id,
             "plan_node": q.node_tag,
             "question": q.question,
+            **({"options": list(q.options)} if q.options else {}),
             "answer": q.answer,
             "expected": q.expected,
             "correct": q.correct,
