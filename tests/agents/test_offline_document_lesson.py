@@ -100,7 +100,7 @@ async def test_a_wrong_answer_rereads_the_passage(store) -> None:
     loop = await loop_on(store)
     await loop.say("start")
     again = await loop.answer(correct=False)
-    assert names(again) == ["quiz"]
+    assert names(again) == ["plan_update", "quiz"]  # re-reading is a re-teach: marked
     assert "Let's read that part again" in again[0].done.message.content
 
 

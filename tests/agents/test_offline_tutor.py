@@ -12,6 +12,7 @@ from backend.agent.offline import OfflineTutor, load_lessons
 from backend.agent.offline.lessons import Lesson, match_lesson
 from backend.agent.offline.script import requested_topic
 from backend.core.errors import CorruptRecord
+from backend.core.plan_tree import apply_plan_tool
 from shared_contracts.base import Inbound
 from shared_contracts.jobs import DemoPage, JobResult, ResearchNote, Visual
 from shared_contracts.model_io import (
@@ -24,7 +25,7 @@ from shared_contracts.model_io import (
     ToolCallChunk,
     ToolSpec,
 )
-from shared_contracts.plan import PlanNode, PlanTree
+from shared_contracts.plan import PlanTree
 from shared_contracts.questions import MultipleChoice, Numeric, QuestionSpec, ShortAnswer, Verdict
 from shared_contracts.tools import (
     JOB_TOOLS,
@@ -32,9 +33,11 @@ from shared_contracts.tools import (
     TOOL_ARGS,
     GradedOutput,
     JobOutput,
+    PlanAddArgs,
     PlanInitArgs,
     PlanMarkDoneArgs,
     PlanOutput,
+    PlanUpdateArgs,
     QuizArgs,
     ReplyOutput,
 )
@@ -103,16 +106,10 @@ class Loop:
         return step
 
     def execute(self, call: ModelToolCall, args: Inbound) -> str:
-        if isinstance(args, PlanInitArgs):
-            nodes = [PlanNode(id=n.id, title=n.title, parent=n.parent) for n in args.nodes]
-            self.tree = PlanTree(goal=args.goal, nodes=nodes, version=1)
-        elif isinstance(args, PlanMarkDoneArgs):
-            assert self.tree is not None
-            nodes = [
-                msgspec.structs.replace(n, status="done") if n.id == args.id else n
-                for n in self.tree.nodes
-            ]
-            self.tree = msgspec.structs.replace(self.tree, nodes=nodes)
+        if isinstance(args, PlanInitArgs):  # (a new lesson in the same chat: a new plan)
+            self.tree = apply_plan_tool(None, args)
+        elif isinstance(args, PlanAddArgs | PlanUpdateArgs | PlanMarkDoneArgs):
+            self.tree = apply_plan_tool(self.tree, args)
         if call.name in JOB_TOOLS:
             self.jobs[call.id] = (call.name, getattr(args, "brief", getattr(args, "question", "")))
             return JOB_RUNNING.format(f"job-{len(self.jobs)}")
@@ -222,8 +219,10 @@ async def test_whole_lesson_with_right_and_wrong_answers(lesson: Lesson) -> None
     assert isinstance(loop.pending_question[1], QuizArgs)  # type: ignore[index]
     first_quiz = loop.pending_question[1]  # type: ignore[index]
     retry = await loop.answer(correct=False)
-    assert names(retry) == ["quiz"]
-    assert retry[0].args[0][1] == first_quiz  # the same quiz, re-asked
+    assert names(retry) == ["plan_update", "quiz"]
+    # The re-teach is marked, so the retry's answer counts as helped (not as recall).
+    assert retry[0].args[0][1] == PlanUpdateArgs(id=lesson.nodes[0].id, reteach=True)
+    assert retry[0].args[1][1] == first_quiz  # the same quiz, re-asked
     assert lesson.nodes[0].reteach in retry[0].done.message.content
     after_right = await loop.answer(correct=True)
     assert names(after_right) == ["plan_mark_done", "ask_user_question"]
@@ -254,9 +253,14 @@ async def test_two_misses_give_the_answer_and_move_on() -> None:
     moved_on = await loop.answer(correct=False)
     text = moved_on[0].done.message.content
     assert "the answer is denominator" in text
-    assert names(moved_on) == ["ask_user_question"]
+    assert names(moved_on) == ["plan_update", "ask_user_question"]
+    assert moved_on[0].args[0][1] == PlanUpdateArgs(id=lesson.nodes[0].id, status="revisit")
     marked = [a for _, a in loop.all_calls() if isinstance(a, PlanMarkDoneArgs)]
     assert marked == []
+    # The plan tells the truth: node 1 is "to revisit" and the focus moved on with the lesson.
+    assert loop.tree is not None
+    assert [n.status for n in loop.tree.nodes][:2] == ["revisit", "active"]
+    assert loop.tree.current == lesson.nodes[1].id
     while loop.pending_question is not None:
         await loop.answer(correct=True)
     recap = loop.steps[-1].done.message.content

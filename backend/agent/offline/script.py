@@ -1,8 +1,10 @@
 """The offline tutor's rules: the next reply as a pure function of the transcript.
 
 Per lesson: `plan_init`; then per node: teaching text (+ background job calls, not waited
-for) and a `quiz`; a right answer → `plan_mark_done`; a wrong one → re-teach and the same
-quiz once more; a second miss → the answer is given and the node is left to revisit.
+for) and a `quiz`; a right answer → `plan_mark_done`; a wrong one → re-teach (marked with
+`plan_update` `reteach`, so the retry's answer counts as helped) and the same quiz once
+more; a second miss → the answer is given and the node is marked to revisit
+(`plan_update` status `revisit`: the plan's focus moves on with the lesson).
 After the first node: one `ask_user_question`, whose reply is acknowledged. After the
 last node: a recap and `stop`. Finished jobs are acknowledged once, whenever they arrive.
 """
@@ -32,6 +34,7 @@ from shared_contracts.tools import (
     PlanInitArgs,
     PlanMarkDoneArgs,
     PlanNodeSpec,
+    PlanUpdateArgs,
     QuizArgs,
     ReplyOutput,
     ResearchArgs,
@@ -175,11 +178,28 @@ def _finished(segment: list[Call], node: LessonNode) -> bool:
     return attempts.count("wrong") >= 2 or attempts.count("none") >= MAX_UNANSWERED
 
 
+def _left(segment: list[Call], node: LessonNode) -> bool:
+    """Finished without being shown (missed twice, or left unanswered too often)."""
+    return _finished(segment, node) and not any(
+        c.name == "plan_mark_done" and c.node_id == node.id for c in segment
+    )
+
+
+def _marked_revisit(segment: list[Call], node: LessonNode) -> bool:
+    return any(
+        c.name == "plan_update" and c.node_id == node.id and c.args.get("status") == "revisit"
+        for c in segment
+    )
+
+
 def _next_step(
     lesson: Lesson, segment: list[Call], prefix: list[str], offered: frozenset[str]
 ) -> Reply | None:
     asked = any(c.name == "ask_user_question" for c in segment)
     for i, node in enumerate(lesson.nodes):
+        if _left(segment, node) and not _marked_revisit(segment, node):
+            revisit = PlanUpdateArgs(id=node.id, status="revisit")
+            return Reply(_join(*prefix), [("plan_update", revisit)])
         if _finished(segment, node):
             continue
         attempts = _attempts(segment, node)
@@ -197,7 +217,8 @@ def _next_step(
             lead = phrases.quiz_lead(node) if jobs else phrases.teach(node)
             return Reply(_join(*prefix, lead), [quiz])
         if attempts[-1] == "wrong":
-            return Reply(_join(*prefix, phrases.reteach(node)), [quiz])
+            reteach = ("plan_update", PlanUpdateArgs(id=node.id, reteach=True))
+            return Reply(_join(*prefix, phrases.reteach(node)), [reteach, quiz])
         return Reply(_join(*prefix, phrases.retry_lead(node)), [quiz])
     if not asked:
         return _ask(lesson, prefix)
