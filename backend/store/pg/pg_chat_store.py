@@ -50,7 +50,8 @@ UPDATE chats SET version = %s, bytes = %s, title = %s, created_at = %s, updated_
 WHERE learner_id = %s AND id = %s
 """
 _SUMMARIES = """
-SELECT id, title, created_at, updated_at, model, turns, messages
+SELECT id, title, created_at, updated_at, model, turns, messages,
+       record->>'material_id', record->>'mode'
 FROM chats WHERE learner_id = %s ORDER BY created_at DESC, id DESC
 """
 
@@ -151,6 +152,8 @@ class PgChatStore:
                     model=r[4],
                     turns=r[5],
                     messages=r[6],
+                    material_id=msgspec.UNSET if r[7] is None else r[7],
+                    mode=r[8] or "lesson",  # a lesson's record does not write its mode
                 )
                 for r in await cur.fetchall()
             ]

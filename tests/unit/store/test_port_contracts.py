@@ -133,6 +133,16 @@ async def test_chat_summaries_newest_first_then_by_id(stores):
     assert [s.messages for s in summaries] == [5, 1, 1, 0]
     assert [s.turns for s in summaries] == [0, 0, 1, 0]
     assert summaries[0].title == "title c" and summaries[0].created_at == chat("c", 5).created_at
+    assert {s.mode for s in summaries} == {"lesson"}
+
+
+async def test_a_chat_summary_carries_its_mode_and_material(stores):
+    """A review chat lists as one; a lesson's record, which writes no mode, lists as a lesson."""
+    await stores.chats.create(msgspec.structs.replace(chat("r"), mode="review", material_id="m1"))
+    await stores.chats.create(chat("l", created=1))
+    summaries = {s.id: s for s in await stores.chats.list_summaries()}
+    assert (summaries["r"].mode, summaries["r"].material_id) == ("review", "m1")
+    assert (summaries["l"].mode, summaries["l"].material_id) == ("lesson", msgspec.UNSET)
 
 
 async def test_chat_peek_and_held_serve_the_last_completed_write(stores):
