@@ -1,17 +1,12 @@
-"""The data dir, checked before a command touches it, and the commands that read it
-(from the files, or the database with `LH_DATABASE_URL`): `harness graph` and
-`harness verify`."""
+"""The data dir, checked before a command touches it, and `harness verify` (of the files,
+or of the database with `LH_DATABASE_URL`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backend.cli.errors import CliError, database_errors
-
-if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
-    from shared_contracts.graph import GraphStats
 
 
 def _not_a_file(path: Path) -> None:
@@ -45,36 +40,6 @@ def existing_data_dir(path: Path) -> Path:
             " there yet. Take a lesson with `harness run`, or point LH_DATA_DIR at your data"
         )
     return path
-
-
-def cmd_graph(args: argparse.Namespace) -> int:
-    import anyio
-
-    from backend.agent.extraction.channels import GraphReader
-    from backend.server.settings import load_settings
-    from backend.server.stores import open_local_stores, read_graph
-
-    settings = load_settings()
-    url = settings.database_url
-    data_dir = settings.data_dir if url else existing_data_dir(settings.data_dir)
-
-    # reads only: a torn or corrupt tail stays for `verify` to report; no schema migration
-    async def stats() -> GraphStats:
-        if url is None:
-            return (await GraphReader(read_graph(data_dir)).snapshot()).stats
-        async with open_local_stores(settings.data_dir, url, migrate_schema=False) as stores:
-            return (await GraphReader(stores.graph).snapshot()).stats
-
-    with database_errors(settings.database_label):
-        s = anyio.run(stats)
-    print(f"nodes {s.nodes}  edges {s.edges}  events {s.events}  sessions {s.sessions}")
-    for state, count in sorted(s.by_state.items()):
-        print(f"  {state:<14}{count}")
-    if s.unattributed_probes:
-        print(f"  unattributed probes: {s.unattributed_probes}")
-    if not s.nodes:
-        print("the graph is empty: a lesson adds to it (`harness run`, then take one)")
-    return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

@@ -9,9 +9,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from backend.cli.data import cmd_graph, cmd_verify
+from backend.cli.data import cmd_verify
 from backend.cli.doctor import MODEL_PROBE_SECONDS, cmd_doctor
 from backend.cli.errors import CliError
+from backend.cli.learner import cmd_graph, cmd_review, graph_arguments, review_arguments
 from backend.cli.moving import cmd_migrate
 from backend.cli.portable import (
     EXPORT_DETAILS,
@@ -38,6 +39,7 @@ SETTINGS_HELP = """settings (environment, or a .env file in the current director
   LH_API_HOST, LH_API_PORT  API bind (127.0.0.1, 8100)
   LH_UI_PORT                Reflex UI port (3000)
   LH_EVERY_N_QUIZ_ANSWERS   extraction trigger threshold (3)
+  LH_DESIRED_RETENTION      recall below which a proposition is due (0.9)
   LH_API_TOKEN              when set, HTTP and WebSocket clients must carry it
   LH_WORKERS                API processes `harness serve` starts (1; more need LH_DATABASE_URL)
   provider keys are litellm's own variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
@@ -64,8 +66,17 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
     (
         "graph",
         "graph stats",
-        "Nodes by state, edges, events and sessions of the knowledge graph in LH_DATA_DIR.",
+        "Nodes by state, edges, events and sessions of the knowledge graph in LH_DATA_DIR"
+        "\n(as of now, or of --as-of ISO).",
         cmd_graph,
+    ),
+    (
+        "review",
+        "the review queue: what to study now",
+        "Most urgent first: answers given as sure that were wrong, open mix-ups, what is"
+        "\ndue (recall below LH_DESIRED_RETENTION), then weak prerequisites. Reads"
+        "\nLH_DATA_DIR without writing; --as-of ISO shows any moment, --json the ReviewQueue.",
+        cmd_review,
     ),
     (
         "doctor",
@@ -117,6 +128,8 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "export": export_arguments,
     "import": import_arguments,
+    "review": review_arguments,
+    "graph": graph_arguments,
 }
 
 

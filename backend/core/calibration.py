@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from backend.core.memory import Answered, confidence_band
+from shared_contracts.graph import EventLine
 from shared_contracts.learner import Calibration, CalibrationVerdict
 
 MIN_ANSWERS = 10
@@ -86,3 +87,19 @@ def verdict(rated: list[tuple[float, float]]) -> CalibrationVerdict:
     if mean <= -MIN_GAP and z <= -Z:
         return "underconfident"
     return "calibrated"
+
+
+def graded_answers(events: Iterable[EventLine]) -> list[EventLine]:
+    """The graded answers among graph events, each once: an answer that showed a
+    misconception is also a probe of the misconception's node (same chat, same question),
+    and is one answer all the same."""
+    seen: set[tuple[str, str]] = set()  # (chat, question) or, with no question id, (ref, "")
+    answers = []
+    for event in events:
+        if event.kind not in ("quiz_correct", "quiz_incorrect"):
+            continue
+        key = (event.chat_id, event.tool_call_id) if event.tool_call_id else (event.ref, "")
+        if key not in seen:
+            seen.add(key)
+            answers.append(event)
+    return answers

@@ -2,6 +2,7 @@
 
     HarnessError
     ├── InvalidId                 an id failed the pattern before any path was built
+    ├── InvalidMoment             an `as_of` that is not an ISO 8601 moment
     ├── NotFound                  a chat / job that does not exist
     ├── StorageError              the disk refused (ENOSPC, EIO, a corrupt record)
     │   └── CorruptRecord         a file or ledger line that does not decode (names file, line)
@@ -49,6 +50,10 @@ class HarnessError(Exception):
 
 class InvalidId(HarnessError):
     code = "bad_frame"
+
+
+class InvalidMoment(HarnessError):
+    code = "bad_request"
 
 
 class NotFound(HarnessError):

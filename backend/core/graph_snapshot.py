@@ -6,9 +6,10 @@ that got a chat or an endpoint, the sessions when a checkpoint or mapping arrive
 snapshot equals `derive_snapshot(state)` from scratch (a property test holds it to that).
 
 Every snapshot is *as of* a moment (`as_of`). None is the view for readers that predate the
-learner model (the server's `GraphReader` until it is given its clock): every folded line,
-memory without retrievability, and neither `fading` nor `resolved` (readers that index by
-state would not know them); once every reader passes a moment, that view can go.
+learner model (a `GraphReader` given no clock; the server's and the CLI's have one): every
+folded line, memory without retrievability, and neither `fading` nor `resolved` (readers
+that index by state would not know them); once every reader passes a moment, that view
+can go.
 Each node with probes carries its FSRS memory (`backend.core.memory`), its card folded
 incrementally like its probes. Moving `as_of` forward re-derives only the nodes whose
 retrievability changed since the last snapshot: it is constant within each whole day after

@@ -10,7 +10,15 @@ from typing import Any, cast, get_args
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException
 
-from backend.core.errors import Busy, HarnessError, InvalidId, ModelError, NotFound, StorageError
+from backend.core.errors import (
+    Busy,
+    HarnessError,
+    InvalidId,
+    InvalidMoment,
+    ModelError,
+    NotFound,
+    StorageError,
+)
 from shared_contracts.frames import ErrorCode, ErrorFrame
 from shared_contracts.http import ErrorBody
 
@@ -20,6 +28,7 @@ turn_log = logging.getLogger("harness.turn")
 FRAME_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
 STATUS: dict[type[HarnessError], int] = {
     InvalidId: 400,
+    InvalidMoment: 400,
     NotFound: 404,
     Busy: 409,
     StorageError: 503,

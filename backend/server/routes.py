@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post, route
@@ -11,6 +12,8 @@ from litestar.openapi.spec import Example
 from litestar.params import Body, Parameter, QueryParameter
 
 from backend.core.ids import require_id
+from backend.core.moments import EXAMPLE, parse_moment
+from backend.core.review import QUEUE_LIMIT
 from backend.core.views import MAX_PAGE, Page
 from backend.server.exporting import ZIP, ExportFormat, export_file, stored_traces
 from backend.server.services import Services
@@ -19,6 +22,7 @@ from shared_contracts.chat import ChatSummary, ChatView
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted, GraphContext, Health
 from shared_contracts.jobs import Job
+from shared_contracts.learner import Calibration, ReviewQueue
 from shared_contracts.trace import AnyTraceEvent
 
 AnyRequest = Request[Any, Any, Any]
@@ -113,9 +117,45 @@ async def extract_chat(request: AnyRequest, chat_id: PathId) -> ExtractAccepted:
     return await services.end_session(chat_id)  # recorded, so a replay runs it too
 
 
-@get("/api/graph")
-async def get_graph(request: AnyRequest) -> GraphSnapshot:
-    return await _services(request).graph.snapshot()
+AsOf = Annotated[
+    str | None,
+    Parameter(
+        description="an ISO 8601 moment (a date-time with a zone, or a date); default now",
+        examples=[Example(value=EXAMPLE)],
+        schema_extra={"format": "date-time"},
+    ),
+]
+"""`?as_of=`: read as text and parsed by `parse_moment`, so a bad one is a 400 that says
+what a moment looks like."""
+BAD_AS_OF = {400: ResponseSpec(ErrorBody, description="as_of is not an ISO 8601 moment")}
+
+
+def _moment(as_of: str | None) -> datetime | None:
+    return None if as_of is None else parse_moment(as_of)
+
+
+@get("/api/graph", responses=BAD_AS_OF)
+async def get_graph(request: AnyRequest, as_of: AsOf = None) -> GraphSnapshot:
+    """The graph derived from the events up to `as_of` (default now), each node with its
+    memory then."""
+    return await _services(request).graph.snapshot(_moment(as_of))
+
+
+@get("/api/review", responses=BAD_AS_OF)
+async def get_review(
+    request: AnyRequest,
+    as_of: AsOf = None,
+    limit: Annotated[int, Parameter(ge=1, le=10_000)] = QUEUE_LIMIT,
+) -> ReviewQueue:
+    """What to study as of `as_of` (default now), most urgent first: its first `limit`
+    items; `total` says how many nodes are queued."""
+    return await _services(request).graph.review(_moment(as_of), limit)
+
+
+@get("/api/calibration", responses=BAD_AS_OF)
+async def get_calibration(request: AnyRequest, as_of: AsOf = None) -> Calibration:
+    """Stated confidence against correctness over the answers given up to `as_of`."""
+    return await _services(request).graph.calibration(_moment(as_of))
 
 
 @get("/api/graph/context")
@@ -180,6 +220,8 @@ ROUTES = [
     extract_chat,
     get_graph,
     get_graph_context,
+    get_review,
+    get_calibration,
     get_job,
     get_trace,
     export,

@@ -22,6 +22,7 @@ from backend.agent.extraction.stages import Auditor, Extractor
 from backend.agent.jobs.base import SubAgent
 from backend.agent.jobs.runner import JobRunner, create_job_runner
 from backend.core.errors import Busy
+from backend.core.memory import MemoryPolicy
 from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
 from backend.core.trace_views import without_key
@@ -39,7 +40,7 @@ from backend.server.stores import (
     open_local_stores,
 )
 from backend.server.turn.runner import TurnRunner
-from backend.server.turn.seams import TurnSeams
+from backend.server.turn.seams import ContextRequest, TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
 from backend.tracing.tracer import Tracer
 from shared_contracts.frames import GraphUpdated, JobFrame, Snapshot
@@ -102,8 +103,9 @@ class Services:
             ids=ports.ids,
             traces=self.tracer.trace_store() if self.tracer.enabled else None,
             locks=ports.coordination.locks,
+            policy=MemoryPolicy(desired_retention=self.settings.desired_retention),
         )
-        graph = GraphReader.following(pipeline.view, pipeline.deriver)
+        graph = GraphReader.following(pipeline.view, pipeline.deriver, clock=ports.clock)
         self.tracer.order_before_lock(pipeline.view)  # its graph reads are sync points
         extraction = ExtractionService(
             ports.stores.chats,
@@ -189,7 +191,7 @@ class Services:
         await self.tracer.flush(job.chat_id)
 
     async def on_merged(self, chat_id: str, report: ExtractionReport) -> None:
-        snapshot = await self.graph.snapshot()
+        snapshot = await self.graph.latest()  # no clock read in the run: a replay sends the same
         session_nodes = [node.id for node in snapshot.nodes if chat_id in node.sessions]
         frame = GraphUpdated(stats=snapshot.stats, new_nodes=session_nodes)
         await self.hub.broadcast(chat_id, frame)
@@ -216,8 +218,8 @@ class Services:
         async with self.tracer.session_end(chat_id, unit):
             return await self.extraction.flush(chat_id)
 
-    async def _context_markdown(self) -> str:
-        return (await self.graph.context()).markdown
+    async def _context_markdown(self, request: ContextRequest) -> str:
+        return (await self.graph.context(request.as_of)).markdown
 
 
 @asynccontextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -41,6 +42,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     workers: int = 1
     """`LH_WORKERS`: API processes `harness serve` starts on one port (more than one needs
     `database_url`: the processes share the database, never files)."""
+    desired_retention: float = 0.9
+    """`LH_DESIRED_RETENTION`: the recall probability below which a proposition is due (and a
+    verified one `fading`); FSRS schedules for it."""
     clock_file: Path | None = None
     """Bench only (`LH_CLOCK_FILE`): the server's now is read from this file (`FileClock`).
     Set at start-up from the environment; no request can reach it."""
@@ -121,6 +125,22 @@ def _int(env: Source, name: str, default: int, low: int, high: int) -> int:
     return value
 
 
+def _retention(env: Source, name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:  # NaN fails too
+        raise SettingsError(
+            f"{name} must be a probability between 0 and 1 (exclusive) such as 0.9, got"
+            f" {raw!r} (from {env.origin(name)}); fix it or unset it for the default {default}"
+        )
+    return value
+
+
 def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = None) -> Settings:
     """Environment wins over `.env`; unset or empty values take the defaults."""
     source = Source(read_dotenv(dotenv or Path(".env")), os.environ if env is None else env)
@@ -150,6 +170,7 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
         max_steps=_int(source, "LH_MAX_STEPS", default.max_steps, 1, 100),
         database_url=_database_url(source, text("LH_DATABASE_URL")),
         workers=_int(source, "LH_WORKERS", default.workers, 1, MAX_WORKERS),
+        desired_retention=_retention(source, "LH_DESIRED_RETENTION", default.desired_retention),
         clock_file=_clock_file(source, text("LH_CLOCK_FILE")),
     )
 

@@ -25,21 +25,21 @@ async def test_a_reader_following_the_pipeline_folds_each_line_once() -> None:
     )
     reader = GraphReader.following(pipeline.view, pipeline.deriver)
 
-    cold = await reader.snapshot()  # the reader folds the existing graph for both
+    cold = await reader.latest()  # the reader folds the existing graph for both
     assert msgspec.json.encode(cold) == msgspec.json.encode(from_scratch(graph))
     read_cold = graph.lines_read
     first = await pipeline.run("c1")
     run_lines = sum(len(getattr(graph.inner.appends[-1], n)) for n in graph.inner.LEDGERS)
     assert graph.lines_read - read_cold == run_lines  # only the run's batch is read back
-    after_first = await reader.snapshot()
+    after_first = await reader.latest()
     assert first.stats is after_first.stats  # one deriver: the reader reuses the run's snapshot
     assert await reader.folded_at("c1") == first.folded_at
 
     lines_before = graph.lines_read
-    await reader.snapshot()  # nothing appended: nothing read, the same snapshot
+    await reader.latest()  # nothing appended: nothing read, the same snapshot
     assert graph.lines_read == lines_before
     second = await pipeline.run("c2")
-    snap = await reader.snapshot()
+    snap = await reader.latest()
     assert msgspec.json.encode(snap) == msgspec.json.encode(from_scratch(graph))
     assert second.stats == snap.stats and {"c1", "c2"} <= {
         s for n in snap.nodes for s in n.sessions

@@ -34,8 +34,10 @@ PROTOCOL_ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/chats", 200, body="ChatSummary", array=True),
     Route("GET", "/api/chats/{chat_id}", 200, ID_ERRORS, body="ChatView"),
     Route("POST", "/api/chats/{chat_id}/extract", 202, ID_ERRORS, body="ExtractAccepted"),
-    Route("GET", "/api/graph", 200, body="GraphSnapshot"),
+    Route("GET", "/api/graph", 200, frozenset({400}), body="GraphSnapshot"),
     Route("GET", "/api/graph/context", 200, body="GraphContext"),
+    Route("GET", "/api/review", 200, frozenset({400}), body="ReviewQueue"),
+    Route("GET", "/api/calibration", 200, frozenset({400}), body="Calibration"),
     Route("GET", "/api/jobs/{job_id}", 200, ID_ERRORS, body="Job"),
     Route("GET", "/api/chats/{chat_id}/trace", 200, ID_ERRORS),
     Route("GET", "/api/export", 200, frozenset({400}), query=True),  # a zip: no JSON body

@@ -303,7 +303,7 @@ async def test_graph_context_is_rendered_once_per_session_and_a_failed_read_retr
 
     calls = []
 
-    async def context() -> str:
+    async def context(request) -> str:
         calls.append(1)
         if len(calls) == 1:
             raise OSError("ledger unreadable")

@@ -46,3 +46,15 @@ def test_the_environment_still_wins_over_dotenv(tmp_path: Path):
     dotenv = tmp_path / ".env"
     dotenv.write_text("LH_API_PORT=nonsense\n")
     assert load_settings({"LH_API_PORT": "9000"}, dotenv=dotenv).api_port == 9000
+
+
+def test_the_desired_retention_is_a_probability_strictly_between_0_and_1(tmp_path: Path):
+    none = tmp_path / "none"
+    assert load_settings({}, dotenv=none).desired_retention == 0.9
+    assert load_settings({"LH_DESIRED_RETENTION": "0.85"}, dotenv=none).desired_retention == 0.85
+    for bad in ("1", "0", "90%", "nan", "-0.2"):
+        with pytest.raises(SettingsError) as raised:
+            load_settings({"LH_DESIRED_RETENTION": bad}, dotenv=none)
+        message = str(raised.value)
+        assert "LH_DESIRED_RETENTION" in message and repr(bad) in message
+        assert "default 0.9" in message

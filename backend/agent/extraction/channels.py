@@ -1,7 +1,10 @@
 """The graph's two channels as the server and the CLI use them (no transport here).
 
 `GraphReader` is the read channel: it follows the ledgers incrementally and reuses the
-derived snapshot until they grow; it never writes. `ExtractionService` is the write
+derived snapshot until they grow or the moment moves; it never writes. Every read is as
+of a moment (`as_of`): by default the clock's now, never earlier than the newest folded
+line (a skewed clock hides nothing); a moment a client names is taken as it is, so an
+earlier one is time travel. `ExtractionService` is the write
 channel's trigger seam: it counts answered quizzes not yet folded and runs the pipeline in
 the background, single-flight per chat.
 """
@@ -12,6 +15,7 @@ import gc
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Protocol
 
 from anyio.abc import TaskGroup
@@ -19,12 +23,16 @@ from anyio.abc import TaskGroup
 from backend.agent.extraction.ledger_view import LedgerView
 from backend.agent.extraction.pipeline import ExtractionReport
 from backend.agent.extraction.single_flight import SingleFlight
-from backend.core.graph import SnapshotDeriver
+from backend.core.calibration import calibration, graded_answers
+from backend.core.graph import GraphState, SnapshotDeriver
 from backend.core.graph_context import render_graph_context
+from backend.core.memory import MemoryPolicy
 from backend.core.pending import pending_answers
-from backend.core.ports import ChatStore, GraphStore, ProcessLocks
+from backend.core.ports import ChatStore, Clock, GraphStore, ProcessLocks
+from backend.core.review import QUEUE_LIMIT, review_queue
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import ExtractAccepted, GraphContext
+from shared_contracts.learner import Calibration, ReviewQueue
 
 log = logging.getLogger(__name__)
 
@@ -47,36 +55,89 @@ def collector_paused() -> Iterator[None]:
 
 class GraphReader:
     """Derived graph reads; decodes and folds only lines appended since the last read, and
-    re-derives only the nodes, edges and sessions those lines touched. Its own view and
-    deriver by default; `following` shares another's (the pipeline's) so the process folds
-    the graph once."""
+    re-derives only the nodes, edges and sessions those lines touched (and, as the moment
+    moves on, the nodes whose recall changed). Its own view and deriver by default;
+    `following` shares another's (the pipeline's) so the process folds the graph once.
+    With no clock, a read that names no moment is the view of no moment (no recall, no
+    `fading` or `resolved`), for readers that predate the learner model."""
 
-    def __init__(self, graph: GraphStore) -> None:
-        self._deriver = SnapshotDeriver()
+    def __init__(
+        self, graph: GraphStore, *, clock: Clock | None = None, policy: MemoryPolicy | None = None
+    ) -> None:
+        self._deriver = SnapshotDeriver(policy)
         self._view = LedgerView(graph, on_fold=self._deriver.apply)
+        self._clock = clock
 
     @classmethod
-    def following(cls, view: LedgerView, deriver: SnapshotDeriver) -> GraphReader:
+    def following(
+        cls, view: LedgerView, deriver: SnapshotDeriver, *, clock: Clock | None = None
+    ) -> GraphReader:
         """A reader over an existing `view` and the `deriver` its `on_fold` feeds (both
         stay their owner's; reading only refreshes the view, it never writes)."""
         reader = cls.__new__(cls)
         reader._view = view
         reader._deriver = deriver
+        reader._clock = clock
         return reader
 
-    async def snapshot(self) -> GraphSnapshot:
-        """The graph with derived node states (the same object until the ledgers grow)."""
-        state = await self._view.refresh()
-        with collector_paused():
-            return self._deriver.snapshot(state)
+    @property
+    def policy(self) -> MemoryPolicy:
+        return self._deriver.policy
 
-    async def context(self) -> GraphContext:
-        """The teacher's markdown block (≤ 2,000 tokens; empty for an empty graph)."""
-        return render_graph_context(await self.snapshot())
+    async def snapshot(self, as_of: datetime | None = None) -> GraphSnapshot:
+        """The graph as of `as_of` (default: now): every line up to that moment, each
+        node's memory and state then (the same object until the ledgers grow or the moment
+        moves)."""
+        state = await self._view.refresh()
+        return self._derive(state, as_of if as_of is not None else self._now(state))
+
+    async def latest(self) -> GraphSnapshot:
+        """The graph as of its newest folded line: what an extraction run reports (no clock
+        read, so a replay derives the same)."""
+        state = await self._view.refresh()
+        return self._derive(state, state.latest)
+
+    async def context(self, as_of: datetime | None = None) -> GraphContext:
+        """The teacher's markdown block (≤ 2,000 tokens; empty for an empty graph) as of
+        `as_of` (a turn passes its own moment; default now), never earlier than the newest
+        folded line: the teacher sees every line the graph holds."""
+        state = await self._view.refresh()
+        moment = _at_least_latest(state, as_of) if as_of is not None else self._now(state)
+        return render_graph_context(self._derive(state, moment))
+
+    async def review(self, as_of: datetime | None = None, limit: int = QUEUE_LIMIT) -> ReviewQueue:
+        """The review queue as of `as_of` (default now; with no clock, the newest folded
+        line's moment; see `backend.core.review`): its first `limit` items."""
+        state = await self._view.refresh()
+        moment = as_of or self._now(state) or state.latest or _EPOCH
+        return review_queue(self._derive(state, moment), self.policy, limit=limit)
+
+    async def calibration(self, as_of: datetime | None = None) -> Calibration:
+        """Stated confidence against correctness over the graded answers given up to
+        `as_of` (default now), each answer once."""
+        state = await self._view.refresh()
+        moment = as_of if as_of is not None else self._now(state)
+        return calibration(graded_answers(state.events.values()), as_of=moment)
 
     async def folded_at(self, chat_id: str) -> int:
         """Messages of `chat_id` already folded into the graph."""
         return (await self._view.refresh()).folded_at(chat_id)
+
+    def _now(self, state: GraphState) -> datetime | None:
+        return None if self._clock is None else _at_least_latest(state, self._clock.now())
+
+    def _derive(self, state: GraphState, as_of: datetime | None) -> GraphSnapshot:
+        with collector_paused():
+            return self._deriver.snapshot(state, as_of)
+
+
+_EPOCH = datetime.min.replace(tzinfo=UTC)
+
+
+def _at_least_latest(state: GraphState, moment: datetime) -> datetime:
+    """`moment`, or the newest folded line's if that is later."""
+    latest = state.latest
+    return latest if latest is not None and latest > moment else moment
 
 
 class ExtractionRunner(Protocol):

@@ -40,6 +40,7 @@ from backend.core.graph import (
     merge_resolving,
     with_audit,
 )
+from backend.core.memory import MemoryPolicy
 from backend.core.pending import foldable_upto
 from backend.core.ports import ChatStore, Clock, GraphStore, IdGen, ProcessLocks, TraceStore
 from shared_contracts.extraction import ExtractorOutput
@@ -160,10 +161,12 @@ class ExtractionPipeline:
         self._index.apply(state, delta)
 
     async def _stats_after_append(self, run_id: str) -> GraphStats | None:
-        """Fold the appended batch back in (O(batch)) and derive only what it touched.
-        The batch is durable by now: failing here must not fail the run."""
+        """Fold the appended batch back in (O(batch)) and derive only what it touched, as
+        of the graph's newest line (no clock read: a replay derives the same). The batch
+        is durable by now: failing here must not fail the run."""
         try:
-            return self._deriver.snapshot(await self._view.refresh()).stats
+            state = await self._view.refresh()
+            return self._deriver.snapshot(state, state.latest).stats
         except Exception as exc:
             log.warning("[extraction %s] stats not derived: %s", run_id, exc)
             return None
@@ -293,9 +296,19 @@ def create_extraction_pipeline(
     ids: IdGen,
     traces: TraceStore | None = None,
     locks: ProcessLocks | None = None,
+    policy: MemoryPolicy | None = None,
 ) -> ExtractionPipeline:
     """The pipeline wired to its ports (the sole writer of `graph`; `locks` keep it so
-    across the processes sharing the graph)."""
+    across the processes sharing the graph); its read model derives memory by `policy`
+    (the desired retention)."""
     return ExtractionPipeline(
-        chats, graph, extractor, auditor, clock=clock, ids=ids, traces=traces, locks=locks
+        chats,
+        graph,
+        extractor,
+        auditor,
+        clock=clock,
+        ids=ids,
+        traces=traces,
+        locks=locks,
+        deriver=SnapshotDeriver(policy),
     )

@@ -16,6 +16,8 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 import anyio
@@ -24,7 +26,7 @@ import msgspec
 from backend.core.errors import HarnessError, StorageError
 from backend.core.ports import ChatStore, Clock
 from backend.core.record_ops import update_tool_part, upsert_message
-from shared_contracts.chat import ChatRecord, Message, ToolPart
+from shared_contracts.chat import ChatMode, ChatRecord, Message, ToolPart
 from shared_contracts.tools import JOB_TOOLS
 
 log = logging.getLogger("harness.turn")
@@ -32,8 +34,20 @@ log = logging.getLogger("harness.turn")
 CONTEXTS_KEPT = 256
 """Chats whose context block stays rendered (the most recently used)."""
 
-GraphContext = Callable[[], Awaitable[str]]
-"""Renders the teacher's graph-context block now."""
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What a session's context block is rendered for: its chat, the moment of the turn
+    that starts it (the graph as of then; no clock read of its own, so a replay renders the
+    same), and the chat's mode (a review gets its due items)."""
+
+    chat_id: str
+    as_of: datetime
+    mode: ChatMode = "lesson"
+
+
+GraphContext = Callable[[ContextRequest], Awaitable[str]]
+"""Renders the teacher's graph-context block for a session."""
 ExtractionTrigger = Callable[[str], Awaitable[object]]
 """Counts a chat's unfolded answers and starts an extraction run once enough wait."""
 
@@ -81,12 +95,13 @@ class TurnSeams:
 
     # -- the seams --------------------------------------------------------------------
 
-    async def build_teacher_context(self, chat_id: str) -> str:
+    async def build_teacher_context(self, request: ContextRequest) -> str:
         """The graph as it stood when the session started: rendered at the chat's first
         turn (in this process) and reused, so the teacher's instructions stay stable all
         session. A read failure yields no block and is retried at the next turn."""
         if self._graph_context is None:
             return ""
+        chat_id = request.chat_id
         contexts = self._contexts
         cached = contexts.get(chat_id)
         if cached is not None:
@@ -94,7 +109,7 @@ class TurnSeams:
             return cached
         try:
             with anyio.CancelScope(shield=True):  # an abort lands after it (see `tracing`)
-                block = await self._graph_context()
+                block = await self._graph_context(request)
         except Exception as exc:
             log.warning("[chat %s] build_teacher_context failed: %s", chat_id, exc)
             return ""

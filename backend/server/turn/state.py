@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from backend.core.record_ops import with_part
-from shared_contracts.chat import Message, Part, TextPart
+from shared_contracts.chat import ChatMode, Message, Part, TextPart
 from shared_contracts.frames import ServerFrame
 
 FrameSink = Callable[[ServerFrame], Awaitable[None]]
@@ -28,6 +28,8 @@ class OpenTurn:
     """A turn that only hands job results to the teacher may end without a word."""
     saved: Message | None = None
     """The assistant message as last persisted (a finish with nothing new writes nothing)."""
+    mode: ChatMode = "lesson"
+    """The chat's mode (a review session's teacher gets its due items)."""
 
     def add(self, part: Part) -> None:
         """Add `part` to the assistant message (a tool part replaces its earlier state)."""

@@ -16,12 +16,12 @@ from backend.agent.teacher import create_teacher
 from backend.core.errors import Busy, HarnessError
 from backend.core.ports import ChatModel, Clock, IdGen, TurnObserver
 from backend.core.record_ops import upsert_message
-from backend.core.views import WHOLE, Page, chat_view
+from backend.core.views import WHOLE, Page, chat_mode, chat_view
 from backend.server.errors import error_frame, turn_error_frame
 from backend.server.turn.inputs import DeliverTurn, TurnInput
 from backend.server.turn.loop import TeacherLoop
 from backend.server.turn.opening import Opening
-from backend.server.turn.seams import TurnSeams
+from backend.server.turn.seams import ContextRequest, TurnSeams
 from backend.server.turn.state import FrameSink, OpenTurn
 from shared_contracts.chat import ChatView, Message, NoticePart
 from shared_contracts.frames import ServerFrame, TurnFinished, TurnFinishReason, TurnStarted
@@ -170,6 +170,7 @@ class Turns:
                 created_at=self._clock.now(),
             ),
             may_be_silent=isinstance(given, DeliverTurn),
+            mode=chat_mode(record),
         )
         self._turns[chat_id] = turn
         return turn, notices
@@ -181,7 +182,9 @@ class Turns:
         await self._opening.start(turn, given)
 
     async def _teach(self, turn: OpenTurn) -> TurnFinishReason:
-        context = await self.seams.build_teacher_context(turn.chat_id)
+        at = turn.assistant.created_at
+        request = ContextRequest(turn.chat_id, at, turn.mode)
+        context = await self.seams.build_teacher_context(request)
         teacher = create_teacher(self._model, context, self.config.template)
         await self._observer.prompt_rendered(turn.chat_id, turn.turn_id, teacher.prompt)
         return await self._loop.run(turn, teacher)
