@@ -1,10 +1,10 @@
 """Graph reads and merges: B1 cold snapshot, B2 warm snapshot, B9 merge of one session,
-B10 the review queue, B11 the graph as of a past moment.
+B16 the review queue, B17 the graph as of a past moment.
 
 All run in this process on the real code: the real `JsonlGraphStore`, followed by a
 `LedgerView` into a `SnapshotDeriver` as the server's `GraphReader` does, read *as of now*
-(memory and its states included); the pure `merge` (B9) and `review_queue` (B10). Floors
-are typed whole-buffer decodes of the same bytes (B11's is a cold B1 read).
+(memory and its states included); the pure `merge` (B9) and `review_queue` (B16). Floors
+are typed whole-buffer decodes of the same bytes (B17's is a cold B1 read).
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def bench_b9(ctx: BenchContext) -> list[Result]:
     return [merge_row, scale_row]
 
 
-def bench_b10(ctx: BenchContext) -> list[Result]:
+def bench_b16(ctx: BenchContext) -> list[Result]:
     """The review queue of the 10k graph as of now, from the warm snapshot."""
     data_dir, _ = ctx.graph("full")
     reader = NowReader(build_stores(data_dir).graph)
@@ -229,7 +229,7 @@ def bench_b10(ctx: BenchContext) -> list[Result]:
         reasons[item.reason] = reasons.get(item.reason, 0) + 1
     full_ratio = statistics.median(f / b for f, b in zip(fulls, floors, strict=True))
     result = Result(
-        id="B10",
+        id="B16",
         what=f"review queue of {len(snapshot.nodes):,} nodes ({queue.total:,} queued, first 50)",
         unit="ms",
         floor_label="full typed decode of the ledgers (B1 floor)",
@@ -249,7 +249,7 @@ def bench_b10(ctx: BenchContext) -> list[Result]:
     return [result]
 
 
-def bench_b11(ctx: BenchContext) -> list[Result]:
+def bench_b17(ctx: BenchContext) -> list[Result]:
     """The graph as of a past moment, from the warm reader, against a cold B1 read."""
     data_dir, batch = ctx.graph("full")
     graph = build_stores(data_dir).graph
@@ -275,7 +275,7 @@ def bench_b11(ctx: BenchContext) -> list[Result]:
 
     floors, subjects, half = anyio.run(run)
     result = Result(
-        id="B11",
+        id="B17",
         what="snapshot as of a day before the last event (warm reader)",
         unit="ms",
         floor_label="a cold B1 read as of now (fresh reader: decode, fold, derive)",

@@ -18,13 +18,13 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "B7": ("bench.context_bench", "bench_b7"),
     "B8": ("bench.import_bench", "bench_b8"),
     "B9": ("bench.graph_bench", "bench_b9"),
-    "B10": ("bench.graph_bench", "bench_b10"),
-    "B11": ("bench.graph_bench", "bench_b11"),
+    "B11": ("bench.workers_bench", "bench_b11"),
     "B12": ("bench.browser_bench", "bench_b12"),
     "B13": ("bench.browser_bench", "bench_b13"),
     "B14": ("bench.browser_bench", "bench_b14"),
     "B15": ("bench.startup_bench", "bench_b15"),
-    "B16": ("bench.workers_bench", "bench_b16"),
+    "B16": ("bench.graph_bench", "bench_b16"),
+    "B17": ("bench.graph_bench", "bench_b17"),
 }
 
 

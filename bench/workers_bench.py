@@ -1,4 +1,4 @@
-"""B16 (issue 22's "B11"; the id was taken by then): several API workers on PostgreSQL.
+"""B11 (issue 22): several API workers on PostgreSQL.
 
 200 learners, each on a chat of its own, take offline-tutor lessons as fast as the server
 answers (an answer to each question, else a new message) for 60 s against
@@ -231,7 +231,7 @@ def _measure(ctx: BenchContext, label: str, workers: int, url: str | None) -> Ru
     return run
 
 
-def bench_b16(ctx: BenchContext) -> list[Result]:
+def bench_b11(ctx: BenchContext) -> list[Result]:
     from tests.pg_cluster import PgCluster
 
     cluster = PgCluster(durable=True).start()
@@ -258,7 +258,7 @@ def bench_b16(ctx: BenchContext) -> list[Result]:
     rows = []
     for floor in (one, files):
         result = Result(
-            id="B16" if floor is one else "B16-files",
+            id="B11" if floor is one else "B11-files",
             what=f"2 workers × {learners} learners on PostgreSQL: turns/s",
             unit="turns/s",
             floor_label=floor.label,

@@ -44,7 +44,7 @@ QUEUE_LIMIT = 50
 """Items a queue holds by default: home shows the count (`total`) and the top reasons, a
 review session takes the first few; every node is ranked either way. After months away
 nearly every node is due, and a sentence for each of 9k items costs more than the ranking
-(B10)."""
+(B16)."""
 
 
 def prerequisite_risks(snapshot: GraphSnapshot) -> dict[str, list[PrerequisiteRisk]]:
