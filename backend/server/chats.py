@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
 
+import msgspec
+
 from backend.core.ports import ChatStore, Clock, IdGen, TurnObserver
 from backend.core.summaries import chat_summary
 from backend.core.views import WHOLE, Page, chat_view
 from backend.server.turn.turns import Turns
-from shared_contracts.chat import UNTITLED, ChatRecord, ChatSummary, ChatView
+from shared_contracts.chat import UNTITLED, ChatMode, ChatRecord, ChatSummary, ChatView
+
+REVIEW_TITLE = "Review"
 
 
 class ChatService:
@@ -29,18 +33,22 @@ class ChatService:
         self._observer = observer
         self._turns = turns
 
-    async def create(self, title: str | None = None) -> ChatSummary:
-        record = await self.create_record(title)
+    async def create(self, title: str | None = None, *, mode: ChatMode = "lesson") -> ChatSummary:
+        record = await self.create_record(title, mode=mode)
         return chat_summary(record)
 
-    async def create_record(self, title: str | None = None) -> ChatRecord:
+    async def create_record(
+        self, title: str | None = None, *, mode: ChatMode = "lesson"
+    ) -> ChatRecord:
+        """A new chat; a review's record says so (a lesson's writes no mode, as before)."""
         now = self._clock.now()
         record = ChatRecord(
             id=self._ids.new("chat"),
-            title=(title or "").strip() or UNTITLED,
+            title=(title or "").strip() or (REVIEW_TITLE if mode == "review" else UNTITLED),
             created_at=now,
             updated_at=now,
             model=self._turns.config.model_label,
+            mode="review" if mode == "review" else msgspec.UNSET,
         )
         await self._chats.create(record)
         await self._observer.chat_created(record)

@@ -91,7 +91,9 @@ def chats_options(request: AnyRequest) -> Response[None]:
 async def create_chat(
     request: AnyRequest, data: Annotated[CreateChat | None, Body()] = None
 ) -> ChatSummary:
-    return await _services(request).chats.create(data.title if data else None)
+    if data is None:
+        return await _services(request).chats.create()
+    return await _services(request).chats.create(data.title, mode=data.mode)
 
 
 @get("/api/chats")

@@ -25,6 +25,7 @@ from backend.core.errors import Busy
 from backend.core.memory import MemoryPolicy
 from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
+from backend.core.review_session import render_review_block
 from backend.core.trace_views import without_key
 from backend.server.chats import ChatService
 from backend.server.hub import ENCODER, ChatHub
@@ -219,7 +220,12 @@ class Services:
             return await self.extraction.flush(chat_id)
 
     async def _context_markdown(self, request: ContextRequest) -> str:
-        return (await self.graph.context(request.as_of)).markdown
+        """The graph as of the session's first turn; a review adds its due items."""
+        markdown = (await self.graph.context(request.as_of)).markdown
+        if request.mode != "review":
+            return markdown
+        block = render_review_block(await self.graph.review_brief(request.as_of))
+        return f"{block}\n\n{markdown}" if markdown else block
 
 
 @asynccontextmanager

@@ -30,9 +30,10 @@ from backend.core.memory import MemoryPolicy
 from backend.core.pending import pending_answers
 from backend.core.ports import ChatStore, Clock, GraphStore, ProcessLocks
 from backend.core.review import QUEUE_LIMIT, review_queue
+from backend.core.review_session import BRIEF_ITEMS, session_brief, to_revisit
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import ExtractAccepted, GraphContext
-from shared_contracts.learner import Calibration, ReviewQueue
+from shared_contracts.learner import Calibration, ReviewBriefItem, ReviewQueue
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,14 @@ class GraphReader:
         state = await self._view.refresh()
         moment = as_of or self._now(state) or state.latest or _EPOCH
         return review_queue(self._derive(state, moment), self.policy, limit=limit)
+
+    async def review_brief(self, as_of: datetime) -> list[ReviewBriefItem]:
+        """What a review session starting at `as_of` probes (`core.review_session`), as of
+        then but never earlier than the newest folded line."""
+        state = await self._view.refresh()
+        snapshot = self._derive(state, _at_least_latest(state, as_of))
+        queue = review_queue(snapshot, self.policy, limit=BRIEF_ITEMS)
+        return session_brief(snapshot, queue, to_revisit(state.events.values()))
 
     async def calibration(self, as_of: datetime | None = None) -> Calibration:
         """Stated confidence against correctness over the graded answers given up to

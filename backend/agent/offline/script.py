@@ -79,19 +79,19 @@ def decide(
     lesson = _lesson_for(init, lessons)
     segment = [c for c in t.calls if c.msg_index >= init.msg_index]
     prefix += _reactions(t, segment, lesson)
-    if _question_open(t, segment):
-        return Reply(_join(*prefix, phrases.waiting()))
+    if question_open(t, segment):
+        return Reply(join(*prefix, phrases.waiting()))
     step = _next_step(lesson, segment, prefix, offered)
     if step is not None:
         return step
     if not t.said(phrases.recap_mark(lesson), after=init.msg_index - 1):
-        return Reply(_join(*prefix, _recap(lesson, segment, lessons)))
+        return Reply(join(*prefix, _recap(lesson, segment, lessons)))
     if t.new_learner_text():
         return _choose(t, lessons, prefix, since=init.msg_index, document=document)
-    return Reply(_join(*prefix) or f"{phrases.recap_mark(lesson)} is complete.")
+    return Reply(join(*prefix) or f"{phrases.recap_mark(lesson)} is complete.")
 
 
-def _join(*parts: str) -> str:
+def join(*parts: str) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
@@ -112,7 +112,7 @@ def _choose(
     if lesson is None and query and t.said(phrases.GREETING_MARK, after=since):
         lesson = lessons[0]  # asked once already: don't loop on an unclear answer
     if lesson is None:
-        return Reply(_join(*prefix, phrases.greeting(lessons, requested_topic(query))))
+        return Reply(join(*prefix, phrases.greeting(lessons, requested_topic(query))))
     args = PlanInitArgs(
         goal=lesson.goal,
         nodes=[
@@ -126,7 +126,7 @@ def _choose(
             for n in lesson.nodes
         ],
     )
-    return Reply(_join(*prefix, phrases.plan_intro(lesson)), [("plan_init", args)])
+    return Reply(join(*prefix, phrases.plan_intro(lesson)), [("plan_init", args)])
 
 
 _TOPIC_REQUEST = re.compile(r"\b(learn|teach|practi[cs]e|explain|study)\b", re.IGNORECASE)
@@ -143,7 +143,7 @@ def requested_topic(text: str) -> str:
     return topic if len(topic) <= TOPIC_CHARS else topic[: TOPIC_CHARS - 1] + "…"
 
 
-def _question_open(t: Transcript, segment: list[Call]) -> bool:
+def question_open(t: Transcript, segment: list[Call]) -> bool:
     """The last question still waits for its answer and the learner has said nothing new
     (e.g. a job result arrived meanwhile): asking again would duplicate it."""
     questions = [c for c in segment if c.name in LEARNER_TOOLS]
@@ -166,7 +166,7 @@ def _grade(call: Call) -> Grade:
     return "none"
 
 
-def _attempts(segment: list[Call], node: LessonNode) -> list[Grade]:
+def attempts_on(segment: list[Call], node: LessonNode) -> list[Grade]:
     return [_grade(c) for c in segment if c.name == "quiz" and c.node_id == node.id]
 
 
@@ -174,7 +174,7 @@ def _finished(segment: list[Call], node: LessonNode) -> bool:
     """Marked done, or missed twice, or left unanswered too often."""
     if any(c.name == "plan_mark_done" and c.node_id == node.id for c in segment):
         return True
-    attempts = _attempts(segment, node)
+    attempts = attempts_on(segment, node)
     return attempts.count("wrong") >= 2 or attempts.count("none") >= MAX_UNANSWERED
 
 
@@ -199,13 +199,13 @@ def _next_step(
     for i, node in enumerate(lesson.nodes):
         if _left(segment, node) and not _marked_revisit(segment, node):
             revisit = PlanUpdateArgs(id=node.id, status="revisit")
-            return Reply(_join(*prefix), [("plan_update", revisit)])
+            return Reply(join(*prefix), [("plan_update", revisit)])
         if _finished(segment, node):
             continue
-        attempts = _attempts(segment, node)
+        attempts = attempts_on(segment, node)
         if "right" in attempts:
             mark = PlanMarkDoneArgs(id=node.id, note="answered the check question correctly")
-            return Reply(_join(*prefix, phrases.praise(node)), [("plan_mark_done", mark)])
+            return Reply(join(*prefix, phrases.praise(node)), [("plan_mark_done", mark)])
         if i > 0 and not asked:
             return _ask(lesson, prefix)
         quiz = ("quiz", QuizArgs(question=node.quiz, node_id=node.id))
@@ -213,13 +213,13 @@ def _next_step(
             jobs = [(name, brief) for name, brief in node.job_briefs() if name in offered]
             jobs_called = any(c.name in JOB_TOOLS and c.node_id == node.id for c in segment)
             if jobs and not jobs_called:
-                return Reply(_join(*prefix, phrases.teach(node)), _job_calls(node, jobs))
+                return Reply(join(*prefix, phrases.teach(node)), _job_calls(node, jobs))
             lead = phrases.quiz_lead(node) if jobs else phrases.teach(node)
-            return Reply(_join(*prefix, lead), [quiz])
+            return Reply(join(*prefix, lead), [quiz])
         if attempts[-1] == "wrong":
             reteach = ("plan_update", PlanUpdateArgs(id=node.id, reteach=True))
-            return Reply(_join(*prefix, phrases.reteach(node)), [reteach, quiz])
-        return Reply(_join(*prefix, phrases.retry_lead(node)), [quiz])
+            return Reply(join(*prefix, phrases.reteach(node)), [reteach, quiz])
+        return Reply(join(*prefix, phrases.retry_lead(node)), [quiz])
     if not asked:
         return _ask(lesson, prefix)
     return None
@@ -227,7 +227,7 @@ def _next_step(
 
 def _ask(lesson: Lesson, prefix: list[str]) -> Reply:
     args = AskUserArgs(prompt=lesson.ask.prompt, suggestions=list(lesson.ask.suggestions))
-    return Reply(_join(*prefix, phrases.ask_lead()), [("ask_user_question", args)])
+    return Reply(join(*prefix, phrases.ask_lead()), [("ask_user_question", args)])
 
 
 def _job_calls(node: LessonNode, jobs: list[tuple[str, str]]) -> list[tuple[str, Inbound]]:
@@ -252,7 +252,7 @@ def _reactions(t: Transcript, segment: list[Call], lesson: Lesson) -> list[str]:
         node = nodes.get(call.node_id or "")
         sentence = ""
         if call.name == "quiz" and node is not None and _grade(call) == "wrong":
-            if _attempts(segment, node).count("wrong") == 2:
+            if attempts_on(segment, node).count("wrong") == 2:
                 sentence = phrases.reveal(node)
         elif call.name == "ask_user_question" and isinstance(outcome, ReplyOutput):
             sentence = phrases.reply_ack(outcome.answer)

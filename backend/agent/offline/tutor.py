@@ -13,8 +13,11 @@ import msgspec
 from backend.agent.material_context import attached_material_id
 from backend.agent.offline.from_text import DocumentLessons, document_lessons
 from backend.agent.offline.lessons import Lesson, load_lessons
+from backend.agent.offline.review import review_lesson
+from backend.agent.offline.review_script import decide_review
 from backend.agent.offline.script import Reply, decide
 from backend.core.ports import MaterialStore
+from backend.core.review_session import read_review_block
 from shared_contracts.model_io import (
     ModelDone,
     ModelEvent,
@@ -59,10 +62,23 @@ class OfflineTutor:
         offered = {t.name for t in request.tools}
         # No tool list at all means "everything" (e.g. a bare test request).
         jobs = JOB_TOOLS & offered if request.tools else JOB_TOOLS
-        document = await self._document(request)
-        reply = decide(request.messages, self.lessons, frozenset(jobs), document)
+        review = self._review(request)
+        if review is not None:
+            reply = decide_review(request.messages, *review)
+        else:
+            document = await self._document(request)
+            reply = decide(request.messages, self.lessons, frozenset(jobs), document)
         for event in render(reply, call_id_prefix(request.messages)):
             yield event
+
+    def _review(self, request: ModelRequest) -> tuple[Lesson, list[str]] | None:
+        """A review session's probes and what the library cannot probe (its instructions
+        carry the due items); None for any other session."""
+        system = request.messages[0] if request.messages else None
+        if system is None or system.role != "system":
+            return None
+        items = read_review_block(system.content)
+        return None if items is None else review_lesson(items, self.lessons)
 
     async def _document(self, request: ModelRequest) -> DocumentLessons | None:
         """The lessons of the document the session teaches from (its instructions name it),
