@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import httpx
 import msgspec
 
-from shared_contracts.chat import ChatSummary, ChatView
+from shared_contracts.chat import ChatMode, ChatSummary, ChatView
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted
 from shared_contracts.jobs import Job
@@ -18,7 +18,6 @@ from shared_contracts.trace import AnyTraceEvent
 from ui.settings import api_url, auth_headers
 
 T = TypeVar("T")
-ChatMode = Literal["lesson", "review"]
 
 TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 _ENCODER = msgspec.json.Encoder()
@@ -76,9 +75,7 @@ async def list_chats() -> list[ChatSummary]:
 
 async def create_chat(title: str | None = None, mode: ChatMode = "lesson") -> ChatSummary:
     """`POST /api/chats`; a `review` chat's teacher gets the due items and probes them."""
-    body = _ENCODER.encode(CreateChat(title=title))
-    if mode != "lesson":  # only then: a server that predates review chats still answers
-        body = _ENCODER.encode({"title": title, "mode": mode})
+    body = _ENCODER.encode(CreateChat(title=title, mode=mode))
     return _decode(await _request("POST", "/api/chats", body), ChatSummary)
 
 

@@ -3,9 +3,16 @@ the calibration line in words (issue 19 items 4 and 6)."""
 
 from __future__ import annotations
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
+from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
+import msgspec
+
+from shared_contracts.chat import ChatSummary
+from shared_contracts.http import CreateChat
 from shared_contracts.learner import Calibration, ReviewItem, ReviewQueue
 from tests.ui.learner_samples import AS_OF
 from tests.ui.state_doubles import FakeProxy, substate
@@ -173,3 +180,49 @@ async def test_a_server_without_a_review_queue_shows_no_review_part(monkeypatch)
     await LearnerState.load.fn(FakeProxy(state))
     assert not state.review_offered and state.review.count == 0
     assert "review_offered" in str(home())  # the panel is drawn only where it is offered
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """A one-route API: records each POST body, answers with a chat summary."""
+
+    bodies: ClassVar[list[bytes]] = []
+
+    def do_POST(self) -> None:
+        self.bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+        answer = msgspec.json.encode(
+            ChatSummary(
+                id="chat-r1",
+                title="t",
+                created_at=AS_OF,
+                updated_at=AS_OF,
+                model="m",
+                turns=0,
+                messages=0,
+                mode="review",
+            )
+        )
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args) -> None:
+        return None
+
+
+async def test_a_review_chat_is_asked_for_in_review_mode_over_the_wire(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("LH_API_URL", f"http://127.0.0.1:{server.server_address[1]}")
+        chat = await api.create_chat("Review: 5 things due", mode="review")
+        await api.create_chat("Fractions")
+    finally:
+        server.shutdown()
+    sent = [msgspec.json.decode(body, type=CreateChat) for body in _Recorder.bodies]
+    assert [(c.title, c.mode) for c in sent] == [
+        ("Review: 5 things due", "review"),
+        ("Fractions", "lesson"),
+    ]
+    assert chat.id == "chat-r1"
