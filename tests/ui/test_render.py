@@ -22,7 +22,8 @@ from tests.ui.samples import AT, GRADED, PLAN, QUIZ_KEY, chat_view, demo_job, qu
 from ui.model import conversation
 from ui.model.chart_svg import chart_svg
 from ui.model.conversation import CSP_META, chat_items
-from ui.model.render import plan_rows, project
+from ui.model.plan_view import plan_rows
+from ui.model.render import project
 from ui.model.room import Room, apply_frames, with_connection
 
 

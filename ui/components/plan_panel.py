@@ -1,26 +1,53 @@
-"""The plan tree: the teacher's map of this session, done nodes checked, current highlighted."""
+"""The plan tree: the teacher's map of this session, done nodes checked, current highlighted,
+"to revisit" and "check first" nodes marked with an icon and a word."""
 
 from __future__ import annotations
 
 import reflex as rx
 
-from ui.model.render import PlanRow
+from ui.model.plan_view import PlanRow
+
+MARKS = {
+    # mark: (Lucide icon, colour, what a screen reader hears for the icon)
+    "done": ("circle-check", rx.color("grass", 10), "done"),
+    "current": ("circle-dot", rx.color("accent", 10), "now"),
+    "revisit": ("rotate-ccw", rx.color("amber", 10), "to revisit"),
+    "skipped": ("skip-forward", rx.color("gray", 10), "moved past"),
+    "check": ("shield-question", rx.color("cyan", 10), "check first"),
+}
+TAG_SCHEMES = {"to revisit": "amber", "check first": "cyan"}
+
+
+def _icon(mark: str) -> rx.Component:
+    name, colour, label = MARKS[mark]
+    return rx.icon(name, color=colour, size=18, aria_label=label, flex_shrink="0")
 
 
 def _row(row: PlanRow) -> rx.Component:
     return rx.hstack(
-        rx.cond(
-            row.done,
-            rx.icon("circle-check", color=rx.color("grass", 10), size=18, aria_label="done"),
-            rx.cond(
-                row.current,
-                rx.icon("circle-dot", color=rx.color("accent", 10), size=18, aria_label="now"),
-                rx.icon("circle", color=rx.color("gray", 8), size=18, aria_label="to do"),
-            ),
+        rx.match(
+            row.mark,
+            *((mark, _icon(mark)) for mark in MARKS),
+            rx.icon("circle", color=rx.color("gray", 8), size=18, aria_label="to do"),
         ),
         rx.vstack(
-            rx.text(row.title, weight=rx.cond(row.current, "bold", "regular"), size="2"),
+            rx.text(
+                row.title,
+                rx.cond(
+                    row.tag != "",
+                    rx.badge(
+                        row.tag,
+                        color_scheme=rx.match(row.tag, *TAG_SCHEMES.items(), "gray"),
+                        variant="outline",
+                        size="1",
+                        margin_left="0.5em",
+                    ),
+                ),
+                weight=rx.cond(row.current, "bold", "regular"),
+                size="2",
+            ),
             rx.cond(row.summary != "", rx.text(row.summary, size="1", color_scheme="gray")),
+            rx.cond(row.note != "", rx.text(row.note, size="1", color=rx.color("gray", 11))),
             spacing="0",
         ),
         padding_left=row.indent,
@@ -29,7 +56,7 @@ def _row(row: PlanRow) -> rx.Component:
         border_radius="6px",
         width="100%",
         align="start",
-        class_name=rx.cond(row.done, "lh-plan-row lh-plan-done", "lh-plan-row"),
+        class_name="lh-plan-row lh-plan-" + row.mark,
         data_status=row.status,
         role="listitem",
         aria_current=rx.cond(row.current, "step", "false"),

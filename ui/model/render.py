@@ -7,22 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from shared_contracts.plan import PlanTree
 from ui.model.conversation import ChatItem, chat_items, math_ready, turn_start
 from ui.model.mathdelims import plain_words
+from ui.model.plan_view import PlanRow, plan_rows
 from ui.model.room import Room
-
-
-@dataclasses.dataclass
-class PlanRow:
-    id: str = ""
-    title: str = ""
-    summary: str = ""
-    depth: int = 0
-    indent: str = "0px"
-    status: str = "pending"
-    done: bool = False
-    current: bool = False
 
 
 @dataclasses.dataclass
@@ -32,41 +20,6 @@ class OptionView:
     label: str = ""
     """`text` as plain words: a radio card's accessible name (KaTeX gives none), and a
     suggestion chip's face and the answer it fills in."""
-
-
-def plan_rows(plan: PlanTree | None) -> list[PlanRow]:
-    """The plan tree flattened depth-first (parents before children), with indents."""
-    if plan is None:
-        return []
-    known = {n.id for n in plan.nodes}
-    children: dict[str | None, list] = {}
-    for node in plan.nodes:
-        parent = node.parent if node.parent in known else None
-        children.setdefault(parent, []).append(node)
-    rows: list[PlanRow] = []
-    seen: set[str] = set()
-
-    def walk(parent: str | None, depth: int) -> None:
-        for node in children.get(parent, []):
-            if node.id in seen:
-                continue
-            seen.add(node.id)
-            rows.append(
-                PlanRow(
-                    id=node.id,
-                    title=node.title,
-                    summary=node.summary,
-                    depth=depth,
-                    indent=f"{depth * 16}px",
-                    status=node.status,
-                    done=node.status == "done",
-                    current=node.id == plan.current or node.status == "active",
-                )
-            )
-            walk(node.id, depth + 1)
-
-    walk(None, 0)
-    return rows
 
 
 @dataclasses.dataclass

@@ -25,7 +25,7 @@ from shared_contracts.trace import (
     QuizEvent,
     ToolRunEvent,
 )
-from ui.model.render import plan_rows
+from ui.model.plan_view import plan_rows
 from ui.model.replay_decode import asked, frame_type, issued, question_kind, quiz_outcome
 from ui.model.replay_model_call import model_call_detail
 from ui.model.replay_parts import Block, EventDetail, Fact, set_prompt

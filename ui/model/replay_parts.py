@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ui.model.render import PlanRow
+from ui.model.plan_view import PlanRow
 from ui.model.replay_text import clip, split_prompt
 
 

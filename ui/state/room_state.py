@@ -16,7 +16,8 @@ from ui.answers import build_answer
 from ui.link import run_link
 from ui.model import render
 from ui.model.conversation import ChatItem
-from ui.model.render import DockView, EarlierView, PlanRow, StatusView, VerdictView
+from ui.model.plan_view import PlanRow
+from ui.model.render import DockView, EarlierView, StatusView, VerdictView
 from ui.model.room import (
     Room,
     answer_sent,
