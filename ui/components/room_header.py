@@ -1,5 +1,5 @@
-"""The classroom's header: back to the graph, the session's title, the plan toggle, End
-session and the theme switch."""
+"""The classroom's header: back to the graph, the session's title (marked "Review" in a
+review session), the plan toggle, End session and the theme switch."""
 
 from __future__ import annotations
 
@@ -28,6 +28,20 @@ def header() -> rx.Component:
             overflow="hidden",
             text_overflow="ellipsis",
             id="room-title",
+        ),
+        rx.cond(
+            S.status.review,
+            # Icon and word (never colour alone); high contrast: soft Radix text on its
+            # fill falls under 4.5:1 in some schemes.
+            rx.badge(
+                rx.icon("rotate-ccw", size=14),
+                "Review",
+                title="A review session: the tutor asks about what is due for review",
+                high_contrast=True,
+                size="2",
+                flex_shrink="0",
+                id="review-session",
+            ),
         ),
         rx.icon_button(
             rx.icon("list-tree"),

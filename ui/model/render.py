@@ -54,6 +54,8 @@ class StatusView:
     connection_label: str = "Not connected"
     tutor_label: str = ""
     title: str = ""
+    review: bool = False
+    """A review session (a chat in `review` mode): the header marks it."""
     turn_running: bool = False
     extracting: bool = False
     graph_notice: str = ""
@@ -148,6 +150,7 @@ def status(room: Room) -> StatusView:
         connection_label=CONNECTION_LABELS[room.connection],
         tutor_label=tutor,
         title=room.title,
+        review=room.mode == "review",
         turn_running=room.turn_running,
         extracting=room.extracting,
         graph_notice=room.graph_notice,

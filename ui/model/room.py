@@ -14,6 +14,7 @@ import msgspec
 
 from shared_contracts.chat import (
     UNTITLED,
+    ChatMode,
     ChatView,
     Message,
     PendingQuestion,
@@ -59,6 +60,8 @@ class Room(msgspec.Struct, frozen=True, kw_only=True):
 
     chat_id: str = ""
     title: str = ""
+    mode: ChatMode = "lesson"
+    """`review`: a review session over what is due (the header says so)."""
     model: str = ""
     offline: bool = False
     loaded: bool = False
@@ -108,6 +111,7 @@ def on_snapshot(room: Room, frame: Snapshot) -> Room:
         room,
         chat_id=chat.id,
         title=chat.title,
+        mode=chat.mode,
         model=chat.model,
         offline=chat.offline,
         loaded=True,
