@@ -4,6 +4,7 @@ and every recorded session's replay are those of the files they were copied from
 from __future__ import annotations
 
 import shutil
+from datetime import UTC, datetime
 
 import pytest
 from litestar.testing import TestClient
@@ -14,11 +15,14 @@ from backend.server.settings import Settings
 from backend.server.stores import build_stores, migrate_into_database, open_local_stores
 from tests.fakes import ScriptedModel
 from tests.golden.test_goldens import GOLDENS
+from tests.server.test_learner_routes import StillClock
 
 
 def graph_answers(settings: Settings) -> list[object]:
-    """What the app answers for the graph and its teacher context block."""
-    with TestClient(app=create_app(settings, model=ScriptedModel([]))) as client:
+    """What the app answers for the graph and its teacher context block, as of one moment
+    (a read is as of the app's clock)."""
+    clock = StillClock(datetime(2026, 6, 1, tzinfo=UTC))
+    with TestClient(app=create_app(settings, model=ScriptedModel([]), clock=clock)) as client:
         return [client.get(path).json() for path in ("/api/graph", "/api/graph/context")]
 
 
