@@ -85,9 +85,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from backend.server.app import create_app
-    from backend.server.settings import load_settings
+    from backend.server.settings import check_exposure, load_settings
 
     settings = load_settings()
+    check_exposure(settings)  # before anything binds: one line, exit 2
     workers = serving_workers(settings, getattr(args, "workers", None))
     ready_stores(settings)  # the schema is migrated once, before any worker starts
     sock = bind(settings.api_host, settings.api_port)
@@ -96,10 +97,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not settings.offline:
         warn_missing_keys(settings)
     processes = f"; {workers} workers" if workers > 1 else ""
-    print(
-        f"harness API on http://{host}:{port} ({label}; {settings.database_label}{processes})",
-        flush=True,
-    )
+    where = f"{label}; {settings.database_label}; LH_AUTH={settings.auth}{processes}"
+    print(f"harness API on http://{host}:{port} ({where})", flush=True)
     if workers == 1:
         uvicorn.Server(uvicorn_config(create_app(settings))).run(sockets=[sock])
         return 0

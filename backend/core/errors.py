@@ -14,6 +14,12 @@
     ├── ModelError                a model call failed (after retries when retryable)
     ├── MaterialRejected          an upload that cannot become a material (and why)
     ├── Busy                      a turn or run is already in progress
+    ├── AccountError              sign-up and sign-in (`LH_AUTH=accounts`)
+    │   ├── NotSignedIn           no token, or one that is unknown, expired or signed out
+    │   ├── BadCredentials        a sign-in whose username or password is wrong (one answer)
+    │   ├── AccountRefused        a username or password a sign-up cannot take (and why)
+    │   ├── AccountTaken          a sign-up under a username that exists
+    │   └── TooManyAttempts       sign-ins or sign-ups over their rate (`retry_after_s`)
     ├── ArchiveError              an export archive that will not be imported (nothing written)
     │   ├── CorruptArchive        not a zip, truncated, a bad CRC, sha256 or size
     │   ├── UnsupportedArchive    another format, or a version this harness does not read
@@ -141,6 +147,34 @@ class MaterialRejected(HarnessError):
 
 class Busy(HarnessError):
     code = "busy"
+
+
+class AccountError(HarnessError):
+    code = "account"
+
+
+class NotSignedIn(AccountError):
+    code = "not_signed_in"
+
+
+class BadCredentials(AccountError):
+    code = "bad_credentials"
+
+
+class AccountRefused(AccountError):
+    code = "account_refused"
+
+
+class AccountTaken(AccountError):
+    code = "account_taken"
+
+
+class TooManyAttempts(AccountError):
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class ArchiveError(HarnessError):

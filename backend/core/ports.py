@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
+from shared_contracts.accounts import Account, SignedIn
 from shared_contracts.chat import ChatRecord, ChatSummary, NoticePart, ToolPart
 from shared_contracts.graph import (
     AuditLine,
@@ -210,6 +211,32 @@ class ChatFanOut(Protocol):
     def publish(self, chat_id: str, frame: str | None) -> None: ...
 
     async def serve(self, deliver: RemoteDelivery) -> None: ...
+
+
+OwnedKind = Literal["chat", "job", "material"]
+
+
+class OwnedIds(Protocol):
+    """Whether one learner has a chat, job or material of this id: answered from where the
+    learner's ids live (a directory listing entry, a key), never by reading a record, so a
+    request naming another learner's id is refused before any store is called."""
+
+    async def owns(self, kind: OwnedKind, item_id: str) -> bool: ...
+
+
+class AccountStore(Protocol):
+    """Accounts by username (`create` refuses a taken one with `AlreadyExists`) and
+    signed-in sessions by their token's digest."""
+
+    async def create(self, account: Account) -> None: ...
+
+    async def find(self, username: str) -> Account | None: ...
+
+    async def open_session(self, digest: str, session: SignedIn) -> None: ...
+
+    async def session(self, digest: str) -> SignedIn | None: ...
+
+    async def close_session(self, digest: str) -> None: ...
 
 
 class SystemPrompt(Protocol):

@@ -11,13 +11,18 @@ from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException
 
 from backend.core.errors import (
+    AccountRefused,
+    AccountTaken,
+    BadCredentials,
     Busy,
     HarnessError,
     InvalidId,
     InvalidMoment,
     ModelError,
     NotFound,
+    NotSignedIn,
     StorageError,
+    TooManyAttempts,
 )
 from shared_contracts.frames import ErrorCode, ErrorFrame
 from shared_contracts.http import ErrorBody
@@ -32,6 +37,11 @@ STATUS: dict[type[HarnessError], int] = {
     NotFound: 404,
     Busy: 409,
     StorageError: 503,
+    AccountRefused: 400,
+    AccountTaken: 409,
+    BadCredentials: 401,
+    NotSignedIn: 401,
+    TooManyAttempts: 429,
 }
 
 
@@ -74,7 +84,15 @@ def harness_error(_: Request[Any, Any, Any], exc: HarnessError) -> Response[Erro
     status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 400)
     if status >= 500:
         log.error("request failed: %s", exc)
-    return _body(status, exc.public_message(), exc.code)
+    return _body(status, exc.public_message(), exc.code, _headers(exc))
+
+
+def _headers(exc: HarnessError) -> dict[str, str]:
+    if isinstance(exc, TooManyAttempts):
+        return {"Retry-After": str(exc.retry_after_s)}
+    if isinstance(exc, BadCredentials | NotSignedIn):
+        return {"WWW-Authenticate": "Bearer"}
+    return {}
 
 
 def http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[ErrorBody]:

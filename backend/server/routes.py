@@ -16,7 +16,9 @@ from backend.core.moments import EXAMPLE, parse_moment
 from backend.core.review import QUEUE_LIMIT
 from backend.core.views import MAX_PAGE, Page
 from backend.server.exporting import ZIP, ExportFormat, export_file, stored_traces
-from backend.server.services import Services
+from backend.server.ownership import owned, services_of
+from backend.server.security import PUBLIC
+from backend.server.settings import Settings
 from shared_contracts.base import STRICT_ID_PATTERN
 from shared_contracts.chat import ChatSummary, ChatView
 from shared_contracts.graph import GraphSnapshot
@@ -28,11 +30,6 @@ from shared_contracts.trace import AnyTraceEvent
 AnyRequest = Request[Any, Any, Any]
 
 
-def _services(request: AnyRequest) -> Services:
-    services: Services = request.app.state.services
-    return services
-
-
 PathId = Annotated[
     str,
     Parameter(
@@ -41,7 +38,7 @@ PathId = Annotated[
         examples=[Example(value="chat-0123abcd4567")],
     ),
 ]
-"""A path id: documented with its pattern; validated again by `require_id` before use."""
+"""A path id: documented with its pattern; validated again (`ownership.owned`) before use."""
 PageLimit = Annotated[
     int | None,
     Parameter(ge=1, le=MAX_PAGE, description="at most this many messages (the latest ones)"),
@@ -67,9 +64,9 @@ TRACE_ERRORS = {
 }
 
 
-@get("/healthz", sync_to_thread=False)
+@get("/healthz", sync_to_thread=False, opt={PUBLIC: True})
 def healthz(request: AnyRequest) -> Health:
-    settings = _services(request).settings
+    settings: Settings = request.app.state.settings
     return Health(model=settings.model_label, offline=settings.offline)
 
 
@@ -91,14 +88,15 @@ def chats_options(request: AnyRequest) -> Response[None]:
 async def create_chat(
     request: AnyRequest, data: Annotated[CreateChat | None, Body()] = None
 ) -> ChatSummary:
+    chats = (await services_of(request)).chats
     if data is None:
-        return await _services(request).chats.create()
-    return await _services(request).chats.create(data.title, mode=data.mode)
+        return await chats.create()
+    return await chats.create(data.title, mode=data.mode)
 
 
 @get("/api/chats")
 async def list_chats(request: AnyRequest) -> list[ChatSummary]:
-    return await _services(request).chats.summaries()
+    return await (await services_of(request)).chats.summaries()
 
 
 @get("/api/chats/{chat_id:str}", responses=ERRORS)
@@ -107,14 +105,14 @@ async def get_chat(
 ) -> ChatView:
     """The chat, or a page of its messages (`earlier` counts those before the page)."""
     page = Page(before=require_id(before, "message id") if before else None, limit=limit)
-    return await _services(request).chats.view(require_id(chat_id, "chat id"), page)
+    services, chat_id = await owned(request, "chat", chat_id)
+    return await services.chats.view(chat_id, page)
 
 
 @post("/api/chats/{chat_id:str}/extract", status_code=202, responses=ERRORS)
 async def extract_chat(request: AnyRequest, chat_id: PathId) -> ExtractAccepted:
     """The session-end flush: runs the extraction trigger now (single-flight per chat)."""
-    services = _services(request)
-    chat_id = require_id(chat_id, "chat id")
+    services, chat_id = await owned(request, "chat", chat_id)
     await services.chats.record(chat_id)  # 404 for an unknown chat
     return await services.end_session(chat_id)  # recorded, so a replay runs it too
 
@@ -140,7 +138,7 @@ def _moment(as_of: str | None) -> datetime | None:
 async def get_graph(request: AnyRequest, as_of: AsOf = None) -> GraphSnapshot:
     """The graph derived from the events up to `as_of` (default now), each node with its
     memory then."""
-    return await _services(request).graph.snapshot(_moment(as_of))
+    return await (await services_of(request)).graph.snapshot(_moment(as_of))
 
 
 @get("/api/review", responses=BAD_AS_OF)
@@ -151,29 +149,31 @@ async def get_review(
 ) -> ReviewQueue:
     """What to study as of `as_of` (default now), most urgent first: its first `limit`
     items; `total` says how many nodes are queued."""
-    return await _services(request).graph.review(_moment(as_of), limit)
+    return await (await services_of(request)).graph.review(_moment(as_of), limit)
 
 
 @get("/api/calibration", responses=BAD_AS_OF)
 async def get_calibration(request: AnyRequest, as_of: AsOf = None) -> Calibration:
     """Stated confidence against correctness over the answers given up to `as_of`."""
-    return await _services(request).graph.calibration(_moment(as_of))
+    return await (await services_of(request)).graph.calibration(_moment(as_of))
 
 
 @get("/api/graph/context")
 async def get_graph_context(request: AnyRequest) -> GraphContext:
-    return await _services(request).graph.context()
+    return await (await services_of(request)).graph.context()
 
 
 @get("/api/jobs/{job_id:str}", responses=ERRORS)
 async def get_job(request: AnyRequest, job_id: PathId) -> Job:
-    return await _services(request).job(require_id(job_id, "job id"))
+    services, job_id = await owned(request, "job", job_id)
+    return await services.job(job_id)
 
 
 @get("/api/chats/{chat_id:str}/trace", responses=TRACE_ERRORS)
 async def get_trace(request: AnyRequest, chat_id: PathId) -> list[AnyTraceEvent]:
     """The session's trace (an open question's key withheld); not while a turn runs."""
-    return await _services(request).trace(require_id(chat_id, "chat id"))
+    services, chat_id = await owned(request, "chat", chat_id)
+    return await services.trace(chat_id)
 
 
 ExportQuery = Annotated[
@@ -198,7 +198,7 @@ async def export(
     request: AnyRequest, kind: ExportQuery = "archive", traces: TracesQuery = True
 ) -> Response[bytes]:
     """The learner's data as one file (a download): `harness export` over HTTP."""
-    services = _services(request)
+    services = await services_of(request)
     exported = await export_file(
         stored_traces(services.stores),
         await services.graph.snapshot(),

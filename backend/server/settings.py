@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -45,6 +47,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     desired_retention: float = 0.9
     """`LH_DESIRED_RETENTION`: the recall probability below which a proposition is due (and a
     verified one `fading`); FSRS schedules for it."""
+    auth: Literal["local", "accounts"] = "local"
+    """`LH_AUTH`: `local`, one learner with no login (loopback, or `LH_API_TOKEN`);
+    `accounts`, every request belongs to a signed-in learner."""
+    session_hours: int = 12
+    """`LH_SESSION_HOURS`: how long a sign-in's token lasts."""
     clock_file: Path | None = None
     """Bench only (`LH_CLOCK_FILE`): the server's now is read from this file (`FileClock`).
     Set at start-up from the environment; no request can reach it."""
@@ -168,6 +175,8 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
             o.strip() for o in (text("LH_ALLOWED_ORIGINS") or "").split(",") if o.strip()
         ),
         max_steps=_int(source, "LH_MAX_STEPS", default.max_steps, 1, 100),
+        auth=_auth(source, text("LH_AUTH")),
+        session_hours=_int(source, "LH_SESSION_HOURS", default.session_hours, 1, 24 * 90),
         database_url=_database_url(source, text("LH_DATABASE_URL")),
         workers=_int(source, "LH_WORKERS", default.workers, 1, MAX_WORKERS),
         desired_retention=_retention(source, "LH_DESIRED_RETENTION", default.desired_retention),
@@ -176,6 +185,46 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
 
 
 MAX_WORKERS = 64
+
+
+def _auth(env: Source, raw: str | None) -> Literal["local", "accounts"]:
+    if raw is None or raw == "local":
+        return "local"
+    if raw == "accounts":
+        return "accounts"
+    raise SettingsError(
+        f"LH_AUTH must be local or accounts, got {raw!r} (from {env.origin('LH_AUTH')});"
+        " unset it for one learner with no login"
+    )
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether binding `host` keeps the API on this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings) -> None:
+    """Refuse what would open one learner's data to a network: `LH_AUTH=local` with no
+    `LH_API_TOKEN` on a non-loopback host. With accounts, `LH_API_TOKEN` has no meaning
+    (each learner signs in), so setting it is refused rather than silently ignored."""
+    local, exposed = settings.auth == "local", not is_loopback_host(settings.api_host)
+    if local and exposed and not settings.api_token:
+        raise SettingsError(
+            f"LH_API_HOST={settings.api_host} exposes the API beyond this machine, and"
+            " LH_AUTH=local has no login: set LH_API_TOKEN (every client must then send"
+            " it), use LH_AUTH=accounts, or unset LH_API_HOST to stay on 127.0.0.1"
+        )
+    if settings.auth == "accounts" and settings.api_token:
+        raise SettingsError(
+            "LH_API_TOKEN is for LH_AUTH=local; with LH_AUTH=accounts every learner signs in"
+            " and sends their own token: unset LH_API_TOKEN"
+        )
+
 
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
 

@@ -13,11 +13,13 @@ from typing import Protocol
 
 from backend.core.ids import require_id
 from backend.core.ports import (
+    AccountStore,
     ChatFanOut,
     ChatStore,
     GraphStore,
     JobStore,
     MaterialStore,
+    OwnedIds,
     ProcessLocks,
     SearchPort,
     TraceStore,
@@ -30,7 +32,9 @@ from backend.store.errors import (
     DiskError,
     SchemaTooNew,
 )
+from backend.store.file_account_store import FileAccountStore
 from backend.store.file_material_store import FileMaterialStore
+from backend.store.file_owned_ids import FileOwnedIds
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.json_chat_store import CHAT_CACHE_BYTES, JsonChatStore
 from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
@@ -47,10 +51,12 @@ from backend.store.pg.coordination import (
 )
 from backend.store.pg.database import PgDatabase, open_database
 from backend.store.pg.moving import DataDirUnsound, Moved, move_data_dir
+from backend.store.pg.pg_account_store import PgAccountStore
 from backend.store.pg.pg_chat_store import PgChatStore
 from backend.store.pg.pg_graph_store import PgGraphStore
 from backend.store.pg.pg_job_store import PgJobStore
 from backend.store.pg.pg_material_store import PgMaterialStore
+from backend.store.pg.pg_owned_ids import PgOwnedIds
 from backend.store.pg.pg_trace_store import PgTraceStore
 from backend.store.pg.pg_verify import verify_database
 from backend.store.record_cache import CacheView, RecordCache
@@ -145,9 +151,16 @@ class StoreFactory(Protocol):
     """Hands out one learner's `Stores`. An adapter is bound to its learner when it is
     built (a directory, or a learner id in every row and every query), so nothing reached
     through a learner's `Stores` can name another learner's data. Cheap: the same learner
-    gets the same `Stores` (their locks and caches must be one per learner and process)."""
+    gets the same `Stores` (their locks and caches must be one per learner and process).
+    `owned` answers which ids are a learner's without calling those stores; `accounts`
+    holds every account's sign-in data (`LH_AUTH=accounts`)."""
+
+    @property
+    def accounts(self) -> AccountStore: ...
 
     def for_learner(self, learner_id: str) -> Stores: ...
+
+    def owned(self, learner_id: str) -> OwnedIds: ...
 
 
 def learner_root(data_dir: Path, learner_id: str) -> Path:
@@ -166,9 +179,20 @@ class FileStoreFactory:
         self._stores: dict[str, Stores] = {}
         self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
         self._jobs: RecordCache[Job] = RecordCache(JOB_CACHE_BYTES)
+        self._accounts: FileAccountStore | None = None
+
+    @property
+    def accounts(self) -> AccountStore:
+        """Opened on first use: a local-only data dir gets no `accounts/` directory."""
+        if self._accounts is None:
+            self._accounts = FileAccountStore(self.data_dir, self._fs)
+        return self._accounts
 
     def root(self, learner_id: str) -> Path:
         return learner_root(self.data_dir, learner_id)
+
+    def owned(self, learner_id: str) -> OwnedIds:
+        return FileOwnedIds(self.root(learner_id))
 
     def for_learner(self, learner_id: str) -> Stores:
         stores = self._stores.get(learner_id)
@@ -192,8 +216,16 @@ class PgStoreFactory:
 
     def __init__(self, db: PgDatabase) -> None:
         self.db = db
+        self._accounts = PgAccountStore(db)
         self._stores: dict[str, Stores] = {}
         self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
+
+    @property
+    def accounts(self) -> AccountStore:
+        return self._accounts
+
+    def owned(self, learner_id: str) -> OwnedIds:
+        return PgOwnedIds(self.db, learner_id)
 
     def for_learner(self, learner_id: str) -> Stores:
         stores = self._stores.get(learner_id)

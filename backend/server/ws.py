@@ -21,6 +21,7 @@ from backend.core.views import MAX_PAGE, WHOLE, Page
 from backend.server.dispatch import offer_error, receive
 from backend.server.flood import TokenBucket
 from backend.server.hub import ENCODER, Connection
+from backend.server.ownership import owned
 from backend.server.services import Services
 from backend.server.ws_send import writer
 from shared_contracts.frames import MAX_INBOUND_FRAME_BYTES, Snapshot
@@ -49,10 +50,13 @@ def _too_large(raw: str | bytes) -> bool:
 
 @websocket("/api/chats/{chat_id:str}/ws")
 async def chat_socket(socket: AnySocket, chat_id: FromPath[str]) -> None:
-    services: Services = socket.app.state.services
     if not is_valid_id(chat_id):
         raise WebSocketException(detail="invalid chat id", code=4400)
     page = snapshot_page(socket.query_params.get("limit"))
+    try:  # another learner's chat is refused here, as a missing one, before any store call
+        services, chat_id = await owned(socket, "chat", chat_id)
+    except NotFound:
+        raise WebSocketException(detail="chat not found", code=4404) from None
     # The learner's chat stays decoded while the session is open: its turns read no file.
     async with services.chats.held(chat_id):
         try:

@@ -1,0 +1,64 @@
+"""AccountStore on files: `accounts/users/<username>.json` (created exclusively) and
+`accounts/sessions/<token digest>.json`, each written as every record is (atomic, durable)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+
+from backend.core.errors import NotFound
+from backend.store.errors import storage_error
+from backend.store.fileops import FileOps, OsFileOps
+from backend.store.records import RecordDir
+from shared_contracts.accounts import Account, SignedIn
+
+ACCOUNTS_DIR = "accounts"
+"""Beside `learners/`: the data dir's accounts, never inside a learner's own directory."""
+
+
+class FileAccountStore:
+    """Accounts and sessions under `data_dir/accounts/` (one process writes them)."""
+
+    def __init__(self, data_dir: Path, fs: FileOps | None = None) -> None:
+        fs = fs or OsFileOps()
+        root = os.path.join(data_dir, ACCOUNTS_DIR)
+        # Small caches: a cached record is still checked against its file's identity.
+        self._users = RecordDir(
+            os.path.join(root, "users"), "account", Account, fs, cache_bytes=1 << 16
+        )
+        self._sessions = RecordDir(
+            os.path.join(root, "sessions"), "session", SignedIn, fs, cache_bytes=1 << 16
+        )
+
+    async def create(self, account: Account) -> None:
+        await self._users.save(account.username, account, exclusive=True)
+
+    async def find(self, username: str) -> Account | None:
+        try:
+            return await self._users.load(username)
+        except NotFound:
+            return None
+
+    async def open_session(self, digest: str, session: SignedIn) -> None:
+        await self._sessions.save(digest, session)
+
+    async def session(self, digest: str) -> SignedIn | None:
+        try:
+            return await self._sessions.load(digest)
+        except NotFound:
+            return None
+
+    async def close_session(self, digest: str) -> None:
+        path = self._sessions.path(digest)
+        async with self._sessions.lock(digest):
+            await anyio.to_thread.run_sync(self._unlink, path)
+
+    def _unlink(self, path: str) -> None:
+        try:
+            self._sessions.fs.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise storage_error(exc, "unlink", path) from exc
