@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -52,8 +53,11 @@ async def take_lesson(
     max_turns: int = 40,
     origin: str | None = None,
     turn_seconds: float = 30.0,
+    pick: Callable[[Question, LessonLog], object] | None = None,
 ) -> LessonLog:
-    """Connect, ask for `topic`, answer every question, stop when the teacher stops."""
+    """Connect, ask for `topic`, answer every question, stop when the teacher stops.
+    `pick`: the learner's answer to a question (the log so far beside it); by default
+    `pick_answer`'s plausible learner, wrong once on the first multiple choice."""
     import anyio
 
     log = LessonLog()
@@ -85,7 +89,7 @@ async def take_lesson(
             question = log.questions[-1]
             if not log.verdicts and question.question.kind == "multiple_choice":
                 wrong_once.add(question.tool_call_id)
-            answer = pick_answer(question, wrong_once)
+            answer = pick(question, log) if pick else pick_answer(question, wrong_once)
             log.answered_before[question.tool_call_id] = len(log.raw)
             await ws.send(
                 json.dumps(
