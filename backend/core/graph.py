@@ -16,6 +16,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from backend.core.graph_probes import GradedQuiz, done_marks, plan_marks, quiz_probes
 from backend.core.graph_snapshot import (
     PROBE_KINDS,
@@ -39,6 +41,7 @@ from backend.core.graph_state import (
 )
 from backend.core.pending import foldable_upto
 from backend.core.ports import Clock, IdGen, LedgerBatch
+from backend.core.prerequisites import skipped_checks
 from shared_contracts.chat import ChatRecord
 from shared_contracts.extraction import Findings, FoundEdge, FoundProposition
 from shared_contracts.graph import (
@@ -109,6 +112,7 @@ def merge_resolving(
     attributed = {a.tool_call_id: merger.endpoint(a.target) for a in findings.attributions}
     merger.probes(attributed)
     merger.plan_marks()
+    merger.check_skips()
     for prop in findings.propositions:
         merger.shown_by(prop)
     return merger.finish(), merger.resolved
@@ -251,6 +255,20 @@ class _Merger:
                 kind=mark.kind,
                 at=mark.at,
                 turn=mark.turn,
+            )
+
+    def check_skips(self) -> None:
+        """Each "check first" node the teacher moved past unprobed, as a `check_skipped`
+        event of the prerequisite's node (at the call that moved on)."""
+        window = msgspec.structs.replace(self.record, messages=self.record.messages[: self.upto])
+        for skip in skipped_checks(window):
+            self._event(
+                skip.tool_call_id,
+                ref=f"{self.chat_id}:{skip.tool_call_id}:check_skipped:{skip.node_id}",
+                node_id=self._tagged(skip.node_id),
+                kind="check_skipped",
+                at=skip.at,
+                turn=skip.turn,
             )
 
     def shown_by(self, prop: FoundProposition) -> None:

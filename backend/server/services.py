@@ -22,9 +22,11 @@ from backend.agent.extraction.stages import Auditor, Extractor
 from backend.agent.jobs.base import SubAgent
 from backend.agent.jobs.runner import JobRunner, create_job_runner
 from backend.core.errors import Busy
+from backend.core.graph_context import render_graph_context
 from backend.core.memory import MemoryPolicy
 from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
+from backend.core.prerequisites import at_risk_graph
 from backend.core.review_session import render_review_block
 from backend.core.trace_views import without_key
 from backend.server.chats import ChatService
@@ -41,7 +43,7 @@ from backend.server.stores import (
     open_local_stores,
 )
 from backend.server.turn.runner import TurnRunner
-from backend.server.turn.seams import ContextRequest, TurnSeams
+from backend.server.turn.seams import ContextRequest, SessionGraph, TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
 from backend.tracing.tracer import Tracer
 from shared_contracts.frames import GraphUpdated, JobFrame, Snapshot
@@ -140,7 +142,7 @@ class Services:
         seams = TurnSeams(
             ports.stores.chats,
             ports.clock,
-            graph_context=self._context_markdown,
+            graph_context=self._session_graph,
             jobs=self.jobs,
             extraction=self.extraction.maybe_trigger,
         )
@@ -219,13 +221,15 @@ class Services:
         async with self.tracer.session_end(chat_id, unit):
             return await self.extraction.flush(chat_id)
 
-    async def _context_markdown(self, request: ContextRequest) -> str:
-        """The graph as of the session's first turn; a review adds its due items."""
-        markdown = (await self.graph.context(request.as_of)).markdown
-        if request.mode != "review":
-            return markdown
-        block = render_review_block(await self.graph.review_brief(request.as_of))
-        return f"{block}\n\n{markdown}" if markdown else block
+    async def _session_graph(self, request: ContextRequest) -> SessionGraph:
+        """The graph as of the session's first turn (a review adds its due items), and the
+        part of it the session's plan is checked against."""
+        snapshot = await self.graph.snapshot_for(request.as_of)
+        markdown = render_graph_context(snapshot).markdown
+        if request.mode == "review":
+            block = render_review_block(await self.graph.review_brief(request.as_of))
+            markdown = f"{block}\n\n{markdown}" if markdown else block
+        return SessionGraph(markdown, at_risk_graph(snapshot))
 
 
 @asynccontextmanager

@@ -98,6 +98,12 @@ class GraphReader:
         state = await self._view.refresh()
         return self._derive(state, state.latest)
 
+    async def snapshot_for(self, as_of: datetime) -> GraphSnapshot:
+        """The graph as a session starting at `as_of` sees it: as of then, never earlier
+        than the newest folded line (the teacher sees every line the graph holds)."""
+        state = await self._view.refresh()
+        return self._derive(state, _at_least_latest(state, as_of))
+
     async def context(self, as_of: datetime | None = None) -> GraphContext:
         """The teacher's markdown block (≤ 2,000 tokens; empty for an empty graph) as of
         `as_of` (a turn passes its own moment; default now), never earlier than the newest

@@ -27,6 +27,7 @@ from backend.core.errors import HarnessError, StorageError
 from backend.core.ports import ChatStore, Clock
 from backend.core.record_ops import update_tool_part, upsert_message
 from shared_contracts.chat import ChatMode, ChatRecord, Message, ToolPart
+from shared_contracts.graph import GraphSnapshot
 from shared_contracts.tools import JOB_TOOLS
 
 log = logging.getLogger("harness.turn")
@@ -46,8 +47,18 @@ class ContextRequest:
     mode: ChatMode = "lesson"
 
 
-GraphContext = Callable[[ContextRequest], Awaitable[str]]
-"""Renders the teacher's graph-context block for a session."""
+@dataclass(frozen=True)
+class SessionGraph:
+    """What a session keeps of the graph from its start: the teacher's block, and the part
+    of the graph its plan is checked against (`prerequisites.at_risk_graph`)."""
+
+    markdown: str
+    at_risk: GraphSnapshot | None = None
+
+
+GraphContext = Callable[[ContextRequest], Awaitable[SessionGraph | str]]
+"""Renders the teacher's graph-context block for a session (a bare block: no graph to
+check its plan against)."""
 ExtractionTrigger = Callable[[str], Awaitable[object]]
 """Counts a chat's unfolded answers and starts an extraction run once enough wait."""
 
@@ -76,7 +87,7 @@ class TurnSeams:
         self._graph_context = graph_context
         self._jobs = jobs
         self._extraction = extraction
-        self._contexts: OrderedDict[str, str] = OrderedDict()
+        self._contexts: OrderedDict[str, SessionGraph] = OrderedDict()
         """Each chat's context block, rendered once at session start (most recent kept)."""
 
     # -- the door to the chat store ---------------------------------------------------
@@ -106,19 +117,26 @@ class TurnSeams:
         cached = contexts.get(chat_id)
         if cached is not None:
             contexts.move_to_end(chat_id)
-            return cached
+            return cached.markdown
         try:
             with anyio.CancelScope(shield=True):  # an abort lands after it (see `tracing`)
-                block = await self._graph_context(request)
+                built = await self._graph_context(request)
         except Exception as exc:
             log.warning("[chat %s] build_teacher_context failed: %s", chat_id, exc)
             return ""
-        if contexts and block == (latest := next(reversed(contexts.values()))):
-            block = latest  # sessions started on the same graph share one copy of the block
-        contexts[chat_id] = block
+        session = SessionGraph(built) if isinstance(built, str) else built
+        if contexts and session.markdown == (latest := next(reversed(contexts.values()))).markdown:
+            # sessions started on the same graph share one copy of the block
+            session = SessionGraph(latest.markdown, session.at_risk)
+        contexts[chat_id] = session
         if len(contexts) > CONTEXTS_KEPT:
             contexts.popitem(last=False)
-        return block
+        return session.markdown
+
+    def session_at_risk(self, chat_id: str) -> GraphSnapshot | None:
+        """The graph the session's plan is checked against (None: not known here)."""
+        found = self._contexts.get(chat_id)
+        return found.at_risk if found is not None else None
 
     async def persist(self, chat_id: str, message: Message) -> ChatRecord:
         """Write the turn's message into the record (merged with what jobs wrote there)."""

@@ -16,6 +16,7 @@ from backend.agent.tool_specs import decode_tool_args
 from backend.core.errors import MALFORMED_CALL, PlanError, ToolError
 from backend.core.plan_tree import PlanArgs, apply_plan_tool
 from backend.core.ports import TurnObserver
+from backend.core.prerequisites import PlanChecks, open_checks, skip_passed
 from backend.core.questions import ask_user_view, public_view, validate_spec
 from backend.core.views import public_part
 from backend.server.turn.seams import TurnSeams
@@ -74,14 +75,14 @@ class ToolRunner:
         self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound
     ) -> None:
         assert isinstance(args, PlanArgs)
+        checking = PlanChecks(self._seams.session_at_risk(turn.chat_id), turn.assistant)
         try:
-            before, after = await self._apply_plan(turn.chat_id, args)
+            before, after = await self._apply_plan(turn.chat_id, args, checking)
         except PlanError as exc:
             await self._refuse(turn, part, str(exc))
             return
-        done = msgspec.structs.replace(
-            part, state="output-available", output=PlanOutput(tree=after)
-        )
+        output = PlanOutput(tree=after, notes=checking.notes)
+        done = msgspec.structs.replace(part, state="output-available", output=output)
         await self._observer.tool_ran(
             turn.chat_id, turn.turn_id, call.arguments, done, before, after
         )
@@ -89,18 +90,40 @@ class ToolRunner:
         await turn.sink(ToolResult(part=done))
         await turn.sink(Plan(tree=after))
 
-    async def _apply_plan(self, chat_id: str, args: PlanArgs) -> tuple[PlanTree | None, PlanTree]:
-        """The plan tree before and after `args`, applied to the chat's persisted tree (a
-        plan error raises `PlanError` and writes nothing)."""
+    async def _apply_plan(
+        self, chat_id: str, args: PlanArgs, checking: PlanChecks
+    ) -> tuple[PlanTree | None, PlanTree]:
+        """The plan tree before and after `args`, applied to the chat's persisted tree with
+        its prerequisite checks (a plan error raises `PlanError` and writes nothing)."""
         seen: list[PlanTree | None] = []
 
         def mutate(record: ChatRecord) -> ChatRecord:
             seen.append(record.plan)
-            return msgspec.structs.replace(record, plan=apply_plan_tool(record.plan, args))
+            tree = checking.apply(record, apply_plan_tool(record.plan, args), args)
+            return msgspec.structs.replace(record, plan=tree)
 
         record = await self._seams.update(chat_id, mutate)
         assert record.plan is not None
         return seen[-1], record.plan
+
+    async def _moving_on(self, turn: OpenTurn, node_id: str) -> None:
+        """A quiz on a node that rests on an open "check first" node, unprobed: the check
+        is skipped (the plan says so; the ledger records it at extraction)."""
+        record = self._seams.peek(turn.chat_id)
+        tree = record.plan if record is not None else None
+        if tree is None or not any(node_id in c.for_nodes for c in open_checks(tree).values()):
+            return
+        checking = PlanChecks(None, turn.assistant)
+
+        def mutate(current: ChatRecord) -> ChatRecord:
+            if current.plan is None:
+                return current
+            plan = skip_passed(current.plan, node_id, checking.probed(current))
+            return msgspec.structs.replace(current, plan=plan)
+
+        updated = await self._seams.update(turn.chat_id, mutate)
+        if updated.plan is not None and updated.plan is not tree:
+            await turn.sink(Plan(tree=updated.plan))
 
     async def _question(
         self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound
@@ -111,6 +134,8 @@ class ToolRunner:
         turn.question_asked = True
         turn.add(part)
         await self._observer.tool_ran(turn.chat_id, turn.turn_id, call.arguments, part)
+        if isinstance(args, QuizArgs) and args.node_id:
+            await self._moving_on(turn, args.node_id)
         if isinstance(args, QuizArgs):
             question = public_view(args.question, args.node_id)
         else:
