@@ -82,4 +82,5 @@ async def test_a_review_session_clears_up_a_mix_up(own_data: Servers, page: Page
     await mix_up.click()
     await expect(page.locator("#node-resolved")).to_be_visible()
     await expect(page.locator("#node-panel")).to_contain_text("Cleared up on")
+    await expect(page.locator("#node-memory")).to_contain_text("still avoid the mix-up")
     await page.screenshot(path=artifacts / "review-resolved.png")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from types import SimpleNamespace
 
-from shared_contracts.graph import GraphSnapshot
+from shared_contracts.graph import GraphSnapshot, Memory
 from tests.ui.learner_samples import AS_OF, FADING, NOW, RESOLVED, TITLES
 from tests.ui.state_doubles import substate
 from ui import api
@@ -116,3 +116,14 @@ async def test_review_this_on_a_fading_node_opens_a_review_chat_aimed_at_it(monk
     assert titles[0].startswith("Review: ")
     assert href.startswith("/chat/chat-7?ask=Help%20me%20review%3A%20")
     assert practise_ask("Halves", "review") == "Help me review: Halves"
+
+
+def test_an_open_mix_up_gives_no_chance_of_getting_it_right_and_a_resolved_one_says_avoid():
+    just_shown = Memory(
+        stability=0.4, difficulty=7.0, retrievability=0.99, due=AS_OF, last_review=AS_OF, reviews=1
+    )
+    open_one = memory_lines(just_shown, AS_OF, "misconception")
+    assert [m.label for m in open_one] == ["Due for review", "Last checked"]
+    resolved = memory_lines(just_shown, AS_OF, "resolved")
+    assert resolved[0].label == "Chance you'd still avoid the mix-up"
+    assert memory_lines(just_shown, AS_OF)[0].label == "Chance you'd get it right"

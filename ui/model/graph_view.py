@@ -229,7 +229,7 @@ def detail(
         no_probes=no_probes,
         aim=aim_of(node.state),
         action=ACTIONS[aim_of(node.state)],
-        memory=memory_lines(node.memory, moment),
+        memory=memory_lines(node.memory, moment, node.state),
         resolved=resolved_view(node.resolution, titles),
         has_resolution=node.resolution is not None,
     )

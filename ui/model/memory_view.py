@@ -74,14 +74,25 @@ def _due(due: datetime, moment: datetime) -> str:
     return f"{when} ({day(due)})"
 
 
-def memory_lines(memory: Memory | None, moment: datetime) -> list[MemoryLine]:
+CHANCE_LABELS = {
+    "resolved": "Chance you'd still avoid the mix-up",
+    "misconception": "",
+}
+"""The chance line's label by node state ("" leaves it out). An open mix-up has none: right
+after the answer that showed it, FSRS's recall is near 100 % (the answer was just given),
+which beside "misconception" reads as the opposite of the truth."""
+
+
+def memory_lines(
+    memory: Memory | None, moment: datetime, state: str = "verified"
+) -> list[MemoryLine]:
     """What the node panel says about remembering it; nothing before a question checked it."""
     if memory is None:
         return []
     lines = []
-    if memory.retrievability is not None:
-        chance = f"about {round(memory.retrievability * 100)}%"
-        lines.append(MemoryLine("Chance you'd get it right", chance))
+    label = CHANCE_LABELS.get(state, "Chance you'd get it right")
+    if memory.retrievability is not None and label:
+        lines.append(MemoryLine(label, f"about {round(memory.retrievability * 100)}%"))
     last = f"{day(memory.last_review)} ({relative(memory.last_review, moment)})"
     lines += [
         MemoryLine("Due for review", _due(memory.due, moment)),
