@@ -22,6 +22,8 @@ class Health(Body, kw_only=True, frozen=True):
     status: Literal["ok"] = "ok"
     model: str = "offline"
     offline: bool = True
+    auth: Literal["local", "accounts"] = "local"
+    """`accounts`: every other route needs a signed-in learner's token (the UI signs in)."""
 
 
 class ErrorBody(Body, kw_only=True, frozen=True):

@@ -9,9 +9,10 @@ from typing import TypeVar
 import httpx
 import msgspec
 
+from shared_contracts.accounts import Credentials, SessionToken
 from shared_contracts.chat import ChatMode, ChatSummary, ChatView
 from shared_contracts.graph import GraphSnapshot
-from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted
+from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted, Health
 from shared_contracts.jobs import Job
 from shared_contracts.learner import Calibration, ReviewQueue
 from shared_contracts.trace import AnyTraceEvent
@@ -152,3 +153,26 @@ async def export(kind: str) -> tuple[bytes, str]:
     named = _FILENAME.search(response.headers.get("content-disposition", ""))
     fallback = EXPORT_NAMES.get(kind, "learning-harness-notes.zip")
     return response.content, named.group(1) if named else fallback
+
+
+async def health() -> Health:
+    """`GET /healthz`: the model, and whether learners sign in (`auth`)."""
+    return _decode(await _request("GET", "/healthz"), Health)
+
+
+async def sign_up(username: str, password: str) -> None:
+    """`POST /api/accounts` (409: taken; 400: a name or password it cannot take)."""
+    await _request(
+        "POST", "/api/accounts", _ENCODER.encode(Credentials(username=username, password=password))
+    )
+
+
+async def sign_in(username: str, password: str) -> SessionToken:
+    """`POST /api/session` (401: unknown username or wrong password, one answer)."""
+    body = _ENCODER.encode(Credentials(username=username, password=password))
+    return _decode(await _request("POST", "/api/session", body), SessionToken)
+
+
+async def sign_out() -> None:
+    """`DELETE /api/session`: the tab's token stops working."""
+    await _request("DELETE", "/api/session")

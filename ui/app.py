@@ -12,10 +12,12 @@ from ui.csp import with_csp
 from ui.pages.classroom import classroom
 from ui.pages.home import home
 from ui.pages.replay import replay
+from ui.pages.signin import signin, signup
 from ui.state.home_state import HomeState
 from ui.state.learner_state import LearnerState
 from ui.state.replay_state import ReplayState
 from ui.state.room_state import RoomState
+from ui.state.session_state import SessionState
 
 STYLE = {
     "font_size": "16px",
@@ -58,14 +60,19 @@ app.add_page(
     home,
     route="/",
     title="Learning Harness",
-    on_load=[RoomState.leave, HomeState.load, LearnerState.load],
+    on_load=[SessionState.require_sign_in, RoomState.leave, HomeState.load, LearnerState.load],
 )
 app.add_page(
     classroom,
     route="/chat/[chat_id]",
     title="Classroom · Learning Harness",
-    on_load=RoomState.open_room,
+    on_load=[SessionState.require_sign_in, RoomState.open_room],
 )
 app.add_page(
-    replay, route="/replay/[chat_id]", title="Replay · Learning Harness", on_load=ReplayState.load
+    replay,
+    route="/replay/[chat_id]",
+    title="Replay · Learning Harness",
+    on_load=[SessionState.require_sign_in, ReplayState.load],
 )
+app.add_page(signin, route="/signin", title="Sign in · Learning Harness")
+app.add_page(signup, route="/signup", title="Create an account · Learning Harness")

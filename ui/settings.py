@@ -1,8 +1,11 @@
-"""Where the API is and how to authenticate, read from the environment at call time."""
+"""Where the API is and how to authenticate, read from the environment at call time, and
+(with `LH_AUTH=accounts`) the signed-in learner's token of the browser tab being served."""
 
 from __future__ import annotations
 
 import os
+
+from reflex_base.event.context import EventContext
 
 DEFAULT_API_URL = "http://127.0.0.1:8100"
 WS_MAX_SIZE = 8 * 1024 * 1024
@@ -28,7 +31,23 @@ def ws_url(chat_id: str) -> str:
     return f"{base}/api/chats/{chat_id}/ws?limit={PAGE_MESSAGES}"
 
 
+SIGNED_IN: dict[str, str] = {}
+"""A Reflex client token (one browser tab) → the API token its learner signed in with.
+Kept in this process only: never a state var (those reach the browser, or `.states/`)."""
+
+
+def tab_token() -> str | None:
+    """The Reflex client token of the event being handled (None outside an event)."""
+    try:
+        return EventContext.get().token
+    except LookupError:
+        return None
+
+
 def auth_headers() -> dict[str, str]:
-    """`Authorization: Bearer <LH_API_TOKEN>` when a token is set; the token never enters state."""
-    token = os.environ.get("LH_API_TOKEN", "").strip()
+    """`Authorization: Bearer <token>`: the tab's signed-in learner's, else `LH_API_TOKEN`
+    when one is set, else nothing. No token ever enters state."""
+    tab = tab_token()
+    token = SIGNED_IN.get(tab, "") if tab else ""
+    token = token or os.environ.get("LH_API_TOKEN", "").strip()
     return {"Authorization": f"Bearer {token}"} if token else {}

@@ -67,7 +67,7 @@ TRACE_ERRORS = {
 @get("/healthz", sync_to_thread=False, opt={PUBLIC: True})
 def healthz(request: AnyRequest) -> Health:
     settings: Settings = request.app.state.settings
-    return Health(model=settings.model_label, offline=settings.offline)
+    return Health(model=settings.model_label, offline=settings.offline, auth=settings.auth)
 
 
 @route(

@@ -7,7 +7,8 @@ from tests.fakes import ScriptedModel
 
 def test_health_create_list_get(client_factory):
     client = client_factory(ScriptedModel([]))
-    assert client.get("/healthz").json() == {"status": "ok", "model": "offline", "offline": True}
+    health = client.get("/healthz").json()
+    assert health == {"status": "ok", "model": "offline", "offline": True, "auth": "local"}
     first = client.post("/api/chats", json={"title": "Fractions"}).json()
     second = client.post("/api/chats").json()
     assert second["title"] == "New session"

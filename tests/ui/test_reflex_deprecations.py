@@ -45,7 +45,7 @@ def test_every_page_is_added_once_and_a_second_compile_adds_none_again():
         [sys.executable, "-c", TWO_COMPILES], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["chat/[chat_id]", "index", "replay/[chat_id]"]
+    assert run.stdout.split() == ["chat/[chat_id]", "index", "replay/[chat_id]", "signin", "signup"]
     assert "redefined" not in run.stderr + run.stdout
 
 

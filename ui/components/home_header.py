@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from ui.components.account import sign_out_button
 from ui.components.export_menu import export_error, export_menu
 from ui.components.legend import legend
 from ui.components.review_panel import review_button
@@ -86,6 +87,7 @@ def header() -> rx.Component:
             export_menu(),
             new_session_button(),
             rx.color_mode.button(aria_label="Switch light or dark theme"),
+            sign_out_button(),
             width="100%",
             align="center",
             wrap="wrap",
