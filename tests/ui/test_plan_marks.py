@@ -13,7 +13,12 @@ CHECK = PrerequisiteCheck(node_id="whole-numbers", reason="fading", for_nodes=["
 PLAN = PlanTree(
     goal="Fractions",
     nodes=[
-        PlanNode(id="whole-numbers", title="Multiplying whole numbers", check=CHECK),
+        PlanNode(
+            id="whole-numbers",
+            title="Multiplying whole numbers",
+            summary="Check first: fading",
+            check=CHECK,
+        ),
         PlanNode(id="meaning", title="What a fraction means", status="done"),
         PlanNode(id="add", title="Adding fractions", status="revisit"),
         PlanNode(id="compare", title="Comparing fractions", status="active"),
@@ -49,15 +54,16 @@ def test_a_check_first_node_says_what_rests_on_it_and_why_it_is_weak():
     )
     assert rows["tens"].note == rows["whole-numbers"].note  # moved past: still says why
     assert rows["meaning"].note == rows["mixed"].note == ""
+    assert rows["whole-numbers"].summary == ""  # the note says it, and more: not twice
     unknown = PrerequisiteCheck(node_id="x", reason="unseen", for_nodes=["gone"])
     alone = PlanTree(goal="g", nodes=[PlanNode(id="x", title="X", check=unknown)])
     assert plan_rows(alone)[0].note == "Later steps rest on this; no session has shown it yet."
 
 
 def test_a_checked_prerequisite_reads_as_done():
-    done = PlanTree(goal="g", nodes=[PlanNode(id="x", title="X", status="done", check=CHECK)])
-    (row,) = plan_rows(done)
-    assert (row.mark, row.tag, row.note) == ("done", "", "")
+    node = PlanNode(id="x", title="X", summary="Check first", status="done", check=CHECK)
+    (row,) = plan_rows(PlanTree(goal="g", nodes=[node]))
+    assert (row.mark, row.tag, row.note, row.summary) == ("done", "", "", "Check first")
 
 
 def test_the_highlight_follows_the_trees_current_node_only():

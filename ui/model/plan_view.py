@@ -70,10 +70,12 @@ def _check_note(node: PlanNode, titles: dict[str, str]) -> str:
 def _row(node: PlanNode, depth: int, plan: PlanTree, titles: dict[str, str]) -> PlanRow:
     # the tree keeps at most one node active and it is `current`: the highlight follows it
     current = node.id == plan.current
+    note = _check_note(node, titles)
     return PlanRow(
         id=node.id,
         title=node.title,
-        summary=node.summary,
+        # a check's note says what its summary says ("Check first: …") and what rests on it
+        summary="" if note else node.summary,
         depth=depth,
         indent=f"{depth * 16}px",
         status=node.status,
@@ -81,7 +83,7 @@ def _row(node: PlanNode, depth: int, plan: PlanTree, titles: dict[str, str]) -> 
         current=current,
         mark=_mark(node, current),
         tag=_tag(node),
-        note=_check_note(node, titles),
+        note=note,
     )
 
 
