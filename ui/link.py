@@ -11,13 +11,14 @@ import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from shared_contracts.frames import ErrorFrame, ServerFrame, TextDelta
+from shared_contracts.frames import ErrorFrame, ServerFrame, TextDelta, TurnStarted
 from ui.api import chat_status
 from ui.model.room import Connection
 from ui.settings import WS_MAX_SIZE, auth_headers, ws_url
@@ -26,8 +27,30 @@ log = logging.getLogger("ui.link")
 
 DECODER = msgspec.json.Decoder(ServerFrame)
 FLUSH_SECONDS = 0.05
+HOLD_SECONDS = 0.1
+QUIET_SECONDS = 0.005
 IDLE_TICK_SECONDS = 1.0
 BACKOFF_SECONDS = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How long frames wait to be applied together (see `_read`); `idle`: how often
+    `apply` is asked, with no frames, whether to keep going."""
+
+    flush: float = FLUSH_SECONDS
+    hold: float = HOLD_SECONDS
+    quiet: float = QUIET_SECONDS
+    idle: float = IDLE_TICK_SECONDS
+
+    def due(self, frame: Any, now: float, applied_at: float) -> float:
+        """When a batch holding `frame`, arrived `now`, must be applied at the latest."""
+        if isinstance(frame, TextDelta):
+            return max(now, applied_at + self.flush)
+        if isinstance(frame, TurnStarted):
+            return now + self.hold
+        return now + self.quiet
+
 
 Apply = Callable[[list[Any], Connection | None], Awaitable[bool]]
 """Folds frames (and a new connection status, if any) into state; False = stop."""
@@ -47,32 +70,42 @@ async def _pump(outbox: asyncio.Queue[bytes], ws: Any) -> None:
         await ws.send(frame.decode())
 
 
-async def _read(ws: Any, apply: Apply, flush_seconds: float, idle_seconds: float) -> bool:
+async def _read(ws: Any, apply: Apply, timing: Timing) -> bool:
     """Reads until the socket closes (True: reconnect) or `apply` says stop (False).
 
-    A frame that is not a token delta is applied at once (with the deltas before it), on
-    its own: a verdict is drawn without waiting for what follows it. A token delta is
-    applied at once when the last apply was `flush_seconds` ago or more (a turn's first
-    token shows at once), else it waits, with the ones after it, for the rest of that
-    interval (the browser redraws at most every `flush_seconds` while text streams)."""
+    Frames are applied in batches, each batch one redraw in the browser (≈ 50 ms there on
+    a loaded machine, whatever its size), so a frame waits only as long as it can:
+    - a token delta: at once when the last apply was `flush` ago or more (a turn's first
+      token shows at once), else with the ones after it at the end of that interval;
+    - a turn's start (the status line): up to `hold`, so that what follows it (an
+      answer's verdict, a reply's first token) is drawn in the same redraw rather than
+      queued behind the status line's;
+    - anything else (a verdict, a question, a turn's end): `quiet` after it arrived, with
+      what the server sent along with it (a verdict and its tool result come together)."""
     loop = asyncio.get_running_loop()
     batch: list[Any] = []
+    due = math.inf
     applied_at = -math.inf
     while True:
-        due = applied_at + flush_seconds - loop.time()
-        timeout = max(0.0, due) if batch else idle_seconds
-        try:
-            raw = await asyncio.wait_for(ws.recv(), timeout)
-        except TimeoutError:
-            pass
-        else:
-            batch.append(decode(raw))
-            if isinstance(batch[-1], TextDelta) and loop.time() - applied_at < flush_seconds:
+        if not batch or due > loop.time():
+            timeout = due - loop.time() if batch else timing.idle
+            try:
+                raw = await asyncio.wait_for(ws.recv(), timeout)
+            except TimeoutError:
+                pass
+            except ConnectionClosed:
+                if batch and not await apply(batch, None):  # what came before the close
+                    return False
+                raise
+            else:
+                frame = decode(raw)
+                batch.append(frame)
+                due = min(due, timing.due(frame, loop.time(), applied_at))
                 continue
         keep_going = await apply(batch, None)
         if batch:
             applied_at = loop.time()
-        batch = []
+        batch, due = [], math.inf
         if not keep_going:
             return False
 
@@ -102,8 +135,7 @@ async def run_link(
     apply: Apply,
     on_error: Callable[[str], Awaitable[None]],
     connect: Callable[..., Any] = ws_connect,
-    flush_seconds: float = FLUSH_SECONDS,
-    idle_seconds: float = IDLE_TICK_SECONDS,
+    timing: Timing = Timing(),
     backoff: tuple[float, ...] = BACKOFF_SECONDS,
     status_of: Callable[[str], Awaitable[int]] = chat_status,
 ) -> None:
@@ -125,7 +157,7 @@ async def run_link(
                     return
                 writer = asyncio.create_task(_pump(outbox, ws))
                 try:
-                    if not await _read(ws, apply, flush_seconds, idle_seconds):
+                    if not await _read(ws, apply, timing):
                         return
                 finally:
                     writer.cancel()

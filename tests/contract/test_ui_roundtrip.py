@@ -149,7 +149,7 @@ async def test_a_lesson_turn_reaches_the_ui_reducer_through_the_ui_link(ui_env):
         errors.append(message)
 
     with anyio.fail_after(20):
-        await link.run_link(chat.id, outbox, apply, on_error, flush_seconds=0.01)
+        await link.run_link(chat.id, outbox, apply, on_error, timing=link.Timing(flush=0.01))
     assert not errors
     kinds = [type(f) for f in seen]
     assert kinds[0] is Snapshot and kinds[-1] is Pong

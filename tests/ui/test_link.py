@@ -11,9 +11,17 @@ from websockets.datastructures import Headers
 from websockets.exceptions import InvalidStatus
 from websockets.http11 import Response
 
-from shared_contracts.frames import ErrorFrame, Snapshot, TextDelta, TurnFinished
-from tests.ui.samples import chat_view
-from ui.link import NOT_ALLOWED, NOT_FOUND, decode, run_link
+from shared_contracts.frames import (
+    ErrorFrame,
+    Snapshot,
+    TextDelta,
+    ToolResult,
+    TurnFinished,
+    TurnStarted,
+    VerdictFrame,
+)
+from tests.ui.samples import chat_view, quiz_part
+from ui.link import NOT_ALLOWED, NOT_FOUND, Timing, decode, run_link
 from ui.settings import WS_MAX_SIZE
 
 ENC = msgspec.json.Encoder()
@@ -105,8 +113,7 @@ async def test_deltas_are_batched_and_other_frames_flush_at_once(monkeypatch):
         rec.apply,
         rec.on_error,
         connect=connect,
-        flush_seconds=10.0,
-        idle_seconds=0.05,
+        timing=Timing(flush=10.0, quiet=0.0, idle=0.05),
     )
     sizes = [len(b) for b in rec.batches]
     assert sizes == [1, 21]  # the snapshot alone; 20 deltas held back until the turn ended
@@ -126,8 +133,7 @@ async def test_a_first_token_shows_at_once_and_the_next_ones_wait_for_the_interv
         rec.apply,
         rec.on_error,
         connect=FakeConnect([FakeSocket(frames, hang=True, pace=0.002)]),
-        flush_seconds=0.3,
-        idle_seconds=0.05,
+        timing=Timing(flush=0.3, idle=0.05),
     )
     assert [len(b) for b in rec.batches] == [1, 4]
 
@@ -143,10 +149,51 @@ async def test_a_frame_other_than_a_delta_is_applied_at_once_with_the_deltas_bef
         rec.apply,
         rec.on_error,
         connect=FakeConnect([FakeSocket(frames, hang=True)]),
-        flush_seconds=10.0,
-        idle_seconds=0.05,
+        timing=Timing(flush=10.0, quiet=0.0, idle=0.05),
     )
     assert [len(b) for b in rec.batches] == [1, 4]
+
+
+async def test_a_verdict_is_applied_with_the_turn_start_before_it_and_the_frames_sent_with_it():
+    """One redraw for an answer's turn start, verdict and tool result (the browser redraws
+    each batch: a verdict queued behind the status line's redraw waited for it)."""
+    frames = [
+        ENC.encode(TurnStarted(turn_id=2)),
+        ENC.encode(VerdictFrame(tool_call_id="q", correct=True, expected="b", feedback="Yes.")),
+        ENC.encode(ToolResult(part=quiz_part())),
+        ENC.encode(TextDelta(message_id="m", delta="next")),
+    ]
+    rec = Recorder(stop_after=4)
+    await run_link(
+        "chat-1",
+        asyncio.Queue(),
+        rec.apply,
+        rec.on_error,
+        connect=FakeConnect([FakeSocket(frames, hang=True, pace=0.005)]),
+        timing=Timing(flush=10.0, hold=10.0, quiet=0.1, idle=0.05),
+    )
+    assert [[type(f) for f in b] for b in rec.batches] == [
+        [TurnStarted, VerdictFrame, ToolResult, TextDelta]  # the delta came within `quiet`
+    ]
+
+
+async def test_a_turn_start_waits_for_its_first_token_but_not_longer_than_the_hold():
+    rec = Recorder(stop_after=3)
+    frames = [ENC.encode(TurnStarted(turn_id=1)), ENC.encode(TextDelta(message_id="m", delta="a"))]
+    lone = [ENC.encode(TurnStarted(turn_id=2))]
+    await run_link(
+        "chat-1",
+        asyncio.Queue(),
+        rec.apply,
+        rec.on_error,
+        connect=FakeConnect([FakeSocket(frames, pace=0.02), FakeSocket(lone, hang=True)]),
+        timing=Timing(flush=10.0, hold=0.2, quiet=0.0, idle=0.05),
+        backoff=(0.01,),
+    )
+    assert [[type(f) for f in b] for b in rec.batches] == [
+        [TurnStarted, TextDelta],  # the first token 20 ms later: drawn with the status line
+        [TurnStarted],  # nothing followed: applied once the hold ran out
+    ]
 
 
 async def test_reconnects_with_backoff_after_a_drop_and_refusal():
@@ -160,7 +207,7 @@ async def test_reconnects_with_backoff_after_a_drop_and_refusal():
         rec.apply,
         rec.on_error,
         connect=connect,
-        idle_seconds=0.05,
+        timing=Timing(idle=0.05),
         backoff=(0.01,),
     )
     assert len(connect.calls) == 3
@@ -185,7 +232,7 @@ async def test_queued_client_frames_are_sent_on_the_socket():
         apply,
         Recorder(0).on_error,
         connect=FakeConnect([socket]),
-        idle_seconds=0.02,
+        timing=Timing(idle=0.02),
     )
     assert socket.sent == ['{"type":"ping"}']
 
