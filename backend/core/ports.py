@@ -190,6 +190,12 @@ class ProcessLocks(Protocol):
 
     def hold(self, key: str) -> AbstractAsyncContextManager[None]: ...
 
+    async def join(self) -> bool:
+        """Count this process among those serving the learner, for as long as it runs;
+        True when no other one is (only then may it settle what a crash left unfinished:
+        another process's running jobs are not interrupted)."""
+        ...
+
 
 RemoteDelivery = Callable[[str, str | None], Awaitable[None]]
 """`deliver(chat_id, frame)`: a frame another process published for `chat_id` (encoded as

@@ -280,9 +280,12 @@ async def open_services(
             services = Services(settings, ports, tracer, task_group, template=template)
             if coordination.fanout.remote:
                 task_group.start_soon(coordination.fanout.serve, services.on_remote)
-            recovered = len(await services.jobs.recover())
-            if recovered:
-                log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)
+            if await coordination.locks.join():
+                recovered = len(await services.jobs.recover())
+                if recovered:
+                    log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)
+            else:
+                log.info("[job] other workers are running: their jobs are left to them")
             try:
                 yield services
             finally:

@@ -30,6 +30,9 @@ class LocalProcessLocks:
     async def hold(self, key: str) -> AsyncIterator[None]:
         yield
 
+    async def join(self) -> bool:
+        return True
+
 
 class LocalFanOut:
     """One process: every socket is already reached through its own hub."""

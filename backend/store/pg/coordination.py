@@ -119,12 +119,25 @@ class LockSession:
     def __init__(self, url: str) -> None:
         self._conn = _OwnConnection(url)
         self._held: Counter[int] = Counter()
+        self._shared: set[int] = set()
 
     async def try_lock(self, key: int) -> bool:
         taken = bool(await self._scalar("SELECT pg_try_advisory_lock(%s)", key))
         if taken:
             self._held[key] += 1
         return taken
+
+    async def join(self, key: int) -> bool:
+        """Hold `key` shared for the session's life; True if no other session held it."""
+        alone = bool(await self._scalar("SELECT pg_try_advisory_lock(%s)", key))
+        if alone:
+            await self._scalar("SELECT pg_advisory_unlock(%s)", key)
+        delay = LOCK_POLL_S[0]
+        while not await self._scalar("SELECT pg_try_advisory_lock_shared(%s)", key):
+            await anyio.sleep(delay)  # another process is joining: it lets go at once
+            delay = min(delay * 2, LOCK_POLL_S[1])
+        self._shared.add(key)
+        return alone
 
     async def unlock(self, key: int) -> None:
         """Release one hold of `key` (a lost connection has released it already)."""
@@ -145,7 +158,7 @@ class LockSession:
         async with self._conn.lock:
             try:
                 conn, new = await self._conn.get()
-                if new and self._held:
+                if new and (self._held or self._shared):
                     await self._take_again(conn)
                 cur = await conn.execute(sql, (key,))
                 row = await cur.fetchone()
@@ -156,6 +169,8 @@ class LockSession:
 
     async def _take_again(self, conn: Connection) -> None:
         """A new connection holds nothing: take again what this process still holds."""
+        for key in self._shared:
+            await conn.execute("SELECT pg_try_advisory_lock_shared(%s)", (key,))
         for key, count in list(self._held.items()):
             for _ in range(count):
                 cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))
@@ -302,6 +317,9 @@ class PgProcessLocks:
         finally:
             with anyio.CancelScope(shield=True):
                 await self._session.unlock(lock)
+
+    async def join(self) -> bool:
+        return await self._session.join(lock_key("alive", self._learner, ""))
 
 
 class PgFanOut:

@@ -164,3 +164,19 @@ async def test_the_listener_comes_back_after_its_connection_is_cut(pg_url):
             await arrived.wait()
         tg.cancel_scope.cancel()
     assert got == [("chat-1", None)]
+
+
+async def test_only_the_first_process_to_join_a_learner_is_alone(pg_url):
+    learner = new_learner()
+    async with open_coordination_factory(pg_url) as one:
+        assert await one.for_learner(learner).locks.join()
+        async with open_coordination_factory(pg_url) as two:
+            assert not await two.for_learner(learner).locks.join()  # one is running
+            assert await two.for_learner(new_learner()).locks.join()  # another learner
+    async with open_coordination_factory(pg_url) as three:
+        for _ in range(500):  # once both have let go (their server processes exit)
+            if await three.for_learner(learner).locks.join():
+                break
+            await anyio.sleep(0.01)
+        else:
+            raise AssertionError("a process that ended still counted as running")
