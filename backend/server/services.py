@@ -280,12 +280,7 @@ async def open_services(
             services = Services(settings, ports, tracer, task_group, template=template)
             if coordination.fanout.remote:
                 task_group.start_soon(coordination.fanout.serve, services.on_remote)
-            if await coordination.locks.join():
-                recovered = len(await services.jobs.recover())
-                if recovered:
-                    log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)
-            else:
-                log.info("[job] other workers are running: their jobs are left to them")
+            await _recover_jobs(services, coordination)
             try:
                 yield services
             finally:
@@ -294,6 +289,17 @@ async def open_services(
                     # server's own scope is cancelled: a replay shuts down the same way.
                     task_group.cancel_scope.cancel()
                     await services.jobs.shutdown()  # the trace is written once all have ended
+
+
+async def _recover_jobs(services: Services, coordination: Coordination) -> None:
+    """Fail the jobs a crash left running, unless other workers serve the learner (those
+    jobs may be theirs, running)."""
+    if not await coordination.locks.join():
+        log.info("[job] other workers are running: their jobs are left to them")
+        return
+    recovered = len(await services.jobs.recover())
+    if recovered:
+        log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)
 
 
 @asynccontextmanager
