@@ -292,10 +292,10 @@ async def open_services(
 
 
 async def _recover_jobs(services: Services, coordination: Coordination) -> None:
-    """Fail the jobs a crash left running, unless other workers serve the learner (those
-    jobs may be theirs, running)."""
+    """Fail the jobs a crash left running and settle their parts; beside other workers,
+    whose jobs those may be, only the parts of chats no turn holds, and no job."""
     if not await coordination.locks.join():
-        log.info("[job] other workers are running: their jobs are left to them")
+        await services.jobs.recover(others=coordination.claims)
         return
     recovered = len(await services.jobs.recover())
     if recovered:

@@ -377,6 +377,47 @@ async def test_recovery_after_a_crash_leaves_no_part_pending() -> None:
     assert updates == []
 
 
+class ClaimsHeldElsewhere:
+    """Other workers' turn claims: `busy` chats are theirs now; records what was asked."""
+
+    def __init__(self, busy: set[str]) -> None:
+        self.busy = busy
+        self.calls: list[tuple[str, str]] = []
+
+    async def claim(self, chat_id: str) -> bool:
+        self.calls.append(("claim", chat_id))
+        return chat_id not in self.busy
+
+    async def release(self, chat_id: str) -> None:
+        self.calls.append(("release", chat_id))
+
+
+async def test_recovery_beside_other_workers_fails_no_job_and_skips_their_turns() -> None:
+    chats, jobs = MemoryChatStore(), MemoryJobStore()
+    running = Job(
+        id="job-0009", chat_id="chat-1", tool_call_id="call_r", kind="research",
+        status="running", created_at=T0, started_at=T0,
+    )  # fmt: skip
+    await jobs.save(running)
+    both = (("call_r", "research"), ("call_d", "demo"))
+    await chats.create(chat("chat-1", *both, job_ids={"call_r": "job-0009"}))
+    await chats.create(chat("chat-2", ("call_d", "demo")))
+    others = ClaimsHeldElsewhere(busy={"chat-2"})
+    async with harness(chats, jobs, {}) as (runner, updates):
+        recovered = await runner.recover(others=others)
+    assert recovered == []
+    assert (await jobs.get("job-0009")).status == "running"  # maybe running elsewhere
+    first = await chats.get("chat-1")
+    assert part(first, "call_r").state == "input-available"  # its job has not ended
+    assert (part(first, "call_d").state, part(first, "call_d").error) == (
+        "output-error",
+        NEVER_RECORDED,  # its turn died while submitting it
+    )
+    assert part(await chats.get("chat-2"), "call_d").state == "input-available"  # a turn's
+    assert sorted(others.calls) == [("claim", "chat-1"), ("claim", "chat-2"), ("release", "chat-1")]
+    assert updates == []
+
+
 async def test_submit_refuses_bad_input_and_records_nothing() -> None:
     chats, jobs = MemoryChatStore(), MemoryJobStore()
     await chats.create(chat("chat-1", ("call_r", "research")))

@@ -25,7 +25,7 @@ from backend.agent.jobs.parts import attach_job, is_open_job_part, map_parts, se
 from backend.agent.tool_specs import decode_tool_args
 from backend.core.errors import BadToolArguments, Busy, HarnessError, ToolError
 from backend.core.ids import require_id
-from backend.core.ports import ChatStore, Clock, IdGen, JobStore
+from backend.core.ports import ChatStore, Clock, IdGen, JobStore, TurnClaims
 from shared_contracts.chat import ChatRecord, ToolPart
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job, JobKind
 from shared_contracts.tools import JOB_TOOLS, DemoArgs, ResearchArgs, VisualArgs
@@ -232,13 +232,20 @@ class JobRunner:
         except Exception as exc:
             log.error("[job %s] could not settle its tool part: %s", job.id, exc)
 
-    async def recover(self) -> list[Job]:
+    async def recover(self, *, others: TurnClaims | None = None) -> list[Job]:
         """At start-up: fail jobs a crash left pending/running and settle every open job
-        tool part (also those whose job was never recorded). Returns the jobs failed here."""
+        tool part (also those whose job was never recorded). Returns the jobs failed here.
+
+        `others`: other processes serve these chats (their turns claim them there), so a
+        pending or running job may be running in one of them: no job is failed, and only
+        the parts of chats no turn holds now (claimed here for the moment) are settled —
+        a part whose job was never recorded (its turn died while submitting it), or whose
+        job has ended."""
         interrupted: list[Job] = []
         known: dict[str, Job] = {}
         for job in sorted(await self._jobs.list_all(), key=lambda j: j.created_at):
-            if job.status not in TERMINAL_JOB_STATUSES and job.id not in self._active:
+            over_or_ours = job.status in TERMINAL_JOB_STATUSES or job.id in self._active
+            if others is None and not over_or_ours:
                 job = self._finished(job, "failed", error=INTERRUPTED)
                 await self._jobs.save(job)
                 interrupted.append(job)
@@ -249,12 +256,27 @@ class JobRunner:
             try:
                 record = await self._chats.get(summary.id)
                 if any(is_open_job_part(p) for m in record.messages for p in m.parts):
-                    await self._chats.update(
-                        summary.id, lambda r: self._recovered(r, known, by_call)
-                    )
+                    await self._settle_parts(summary.id, known, by_call, others)
             except Exception as exc:
                 log.error("[chat %s] job part recovery failed: %s", summary.id, exc)
         return interrupted
+
+    async def _settle_parts(
+        self,
+        chat_id: str,
+        known: dict[str, Job],
+        by_call: dict[tuple[str, str], Job],
+        others: TurnClaims | None,
+    ) -> None:
+        if others is None:
+            await self._chats.update(chat_id, lambda r: self._recovered(r, known, by_call))
+            return
+        if not await others.claim(chat_id):
+            return  # a turn runs on it elsewhere: its parts are that turn's
+        try:
+            await self._chats.update(chat_id, lambda r: self._recovered(r, known, by_call))
+        finally:
+            await others.release(chat_id)
 
     def _recovered(
         self, record: ChatRecord, known: dict[str, Job], by_call: dict[tuple[str, str], Job]
