@@ -12,7 +12,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     import anyio
 
     from backend.server.settings import database_url, load_settings, without_password
-    from backend.server.stores import AlreadyExists, DataDirUnsound, migrate_into_database
+    from backend.server.stores import (
+        AlreadyExists,
+        DataDirUnsound,
+        accounts_in,
+        migrate_into_database,
+    )
 
     settings = load_settings()
     url = database_url(args.to, "--to", "give the database to copy LH_DATA_DIR into")
@@ -34,6 +39,9 @@ def cmd_migrate(args: argparse.Namespace) -> int:
             f"{m.ledger_lines} ledger line(s), {m.trace_events} trace event(s), "
             f"{m.materials} material(s)"
         )
+    accounts = accounts_in(data_dir)
+    if accounts:
+        print(f"{accounts} account(s) (sessions are not moved: learners sign in again)")
     print(f"migrate: {data_dir} copied, read back equal, verify clean in {target}")
     print("set LH_DATABASE_URL to that URL to serve from the database; the files are unchanged")
     return 0

@@ -50,7 +50,13 @@ from backend.store.pg.coordination import (
     open_coordination,
 )
 from backend.store.pg.database import PgDatabase, open_database
-from backend.store.pg.moving import DataDirUnsound, Moved, move_data_dir
+from backend.store.pg.moving import (
+    DataDirUnsound,
+    Moved,
+    learner_roots,
+    move_data_dir,
+    read_accounts,
+)
 from backend.store.pg.pg_account_store import PgAccountStore
 from backend.store.pg.pg_chat_store import PgChatStore
 from backend.store.pg.pg_graph_store import PgGraphStore
@@ -79,6 +85,7 @@ __all__ = [
     "SchemaTooNew",
     "StoreFactory",
     "Stores",
+    "accounts_in",
     "build_stores",
     "check_database",
     "export_stores",
@@ -138,8 +145,14 @@ def export_stores(data_dir: Path) -> Stores:
 
 
 def verify(data_dir: Path) -> list[str]:
-    """The problems `harness verify` reports for `data_dir` (empty when sound); read-only."""
-    return verify_data_dir(Path(data_dir))
+    """The problems `harness verify` reports for `data_dir` (empty when sound); read-only:
+    the local learner's files, every account's learner's (`learners/<id>/...`, named so),
+    and the accounts' records."""
+    problems: list[str] = []
+    for learner, root in learner_roots(Path(data_dir), LOCAL_LEARNER).items():
+        prefix = "" if learner == LOCAL_LEARNER else f"learners/{learner}/"
+        problems += [prefix + problem for problem in verify_data_dir(root)]
+    return problems + read_accounts(Path(data_dir))[1]
 
 
 LOCAL_LEARNER = "local"
@@ -271,6 +284,11 @@ async def migrate_into_database(data_dir: Path, database_url: str) -> list[Moved
     database (migrated first), read back equal and verified; the files are only read."""
     async with open_database(database_url) as db:
         return await move_data_dir(Path(data_dir), db, LOCAL_LEARNER)
+
+
+def accounts_in(data_dir: Path) -> int:
+    """How many accounts (`LH_AUTH=accounts`) the files hold: what `harness migrate` moves."""
+    return len(read_accounts(Path(data_dir))[0])
 
 
 async def verify_database_at(database_url: str) -> list[str]:

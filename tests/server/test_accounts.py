@@ -197,3 +197,21 @@ def test_lh_auth_takes_local_or_accounts_only():
     assert load_settings({}).auth == "local"
     with pytest.raises(SettingsError, match="LH_AUTH must be local or accounts"):
         load_settings({"LH_AUTH": "ldap"})
+
+
+def test_harness_verify_reads_every_learners_files_and_the_accounts(tmp_path):
+    from backend.server.stores import verify
+
+    data = tmp_path / "data"
+    app, _ = accounts_app(data)
+    with TestClient(app=app) as client:
+        ada = sign_up_and_in(client, "ada")
+        chat = client.post("/api/chats", json={}, headers=ada.auth).json()["id"]
+    assert verify(data) == []
+    [record] = list((data / "learners").glob(f"*/chats/{chat}.json"))
+    record.write_bytes(b"{")
+    (data / "accounts/users/bob.json").write_bytes(b"[]")
+    problems = verify(data)
+    learner = record.parent.parent.name
+    assert any(p.startswith(f"learners/{learner}/chats/{chat}.json") for p in problems)
+    assert any(p.startswith("accounts/users/bob.json") for p in problems)

@@ -16,7 +16,7 @@ from backend.server.stores import (
     verify_database_at,
 )
 from backend.store.pg.migrations import code_version
-from tests.unit.store.factories import chat, checkpoint, event, job, prop
+from tests.unit.store.factories import T0, chat, checkpoint, event, job, prop
 from tests.unit.store.test_port_contracts import events, lesson_material
 from tests.unit.store.test_verify import sound
 
@@ -120,3 +120,26 @@ async def test_verify_names_what_is_wrong_in_the_database(pg_cluster, tmp_path):
         "learner learner-a: graph_sessions: checkpoint of chat 'chat-1' is ahead of it "
         "(folded_at 5 > 2 messages)",
     ], problems
+
+
+async def test_accounts_move_over_and_a_re_run_leaves_them_as_they_are(pg_cluster, tmp_path):
+    from backend.store.pg.moving import copy_accounts, read_accounts
+    from shared_contracts.accounts import Account
+
+    await two_learners(tmp_path)
+    data = tmp_path / "data"
+    account = Account(
+        username="ada", learner_id="learner-b", password_hash="$argon2id$x", created_at=T0
+    )
+    await FileStoreFactory(data).accounts.create(account)
+    url = pg_cluster.create_database()
+    await migrate_into_database(data, url)
+    async with open_store_factory(tmp_path, url) as pg:
+        assert await pg.accounts.find("ada") == account
+        await copy_accounts(pg.db, [account])  # a re-run: equal, left alone
+    (data / "accounts" / "users" / "bob.json").write_bytes(b"{")
+    assert read_accounts(data)[1] and read_accounts(data)[1][0].startswith(
+        "accounts/users/bob.json"
+    )
+    with pytest.raises(DataDirUnsound):
+        await migrate_into_database(data, pg_cluster.create_database())
