@@ -2,8 +2,9 @@
 browser test): after a fractions lesson where the learner called the bottom number the
 numerator, home shows "Review (N)" with that mix-up first; Review starts a review session
 (the classroom says so); the learner tells the tutor's discriminating question apart from
-the wrong belief, ends the session, and home shows the mix-up cleared up. Axe finds no
-violation on home with the review list nor in the review session."""
+the wrong belief (saying they are sure), ends the session, and home shows the mix-up
+cleared up and the answer in the calibration line. Axe finds no violation on home with the
+review list nor in the review session."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ async def _answer_the_discriminating_question(page: Page) -> None:
     await expect(dock).to_have_attribute("data-kind", "multiple_choice")
     await expect(page.locator("#question-prompt")).to_contain_text("bottom number")
     await page.get_by_role("radio", name=re.compile(r"^denominator", re.I)).click()
+    await page.get_by_role("radio", name="Sure", exact=True).click()
     await page.locator("#submit-answer").click()
     await expect(page.locator("#verdict")).to_contain_text("Right")
 
@@ -78,6 +80,8 @@ async def test_a_review_session_clears_up_a_mix_up(own_data: Servers, page: Page
     mix_up = page.locator("#graph .react-flow__node", has_text=BELIEF)
     await expect(mix_up).to_contain_text("— resolved", timeout=30_000)
     await expect(reasons).not_to_contain_text(BELIEF)  # the side panel, before a node opens
+    # the one answer given with how sure the learner was reaches the calibration line
+    await expect(page.locator("#calibration")).to_contain_text("1 answer so far")
     assert int(re.sub(r"\D", "", await review.inner_text()) or 0) < before
     await mix_up.click()
     await expect(page.locator("#node-resolved")).to_be_visible()
