@@ -117,3 +117,25 @@ async def auth_guard(connection: Connection, handler: BaseRouteHandler) -> None:
         raise NotSignedIn("sign in first: no token, or one that is unknown, expired or signed out")
     elif not ok:
         raise NotAuthorizedException("missing or wrong token")
+
+
+class SignInCheck:
+    """A WebSocket's sign-in (`LH_AUTH=accounts`), checked again before each client frame
+    is served: once its token is signed out or expired, the socket closes (4401) instead
+    of starting a turn. One session read a frame (frames are rate-limited)."""
+
+    def __init__(self, accounts: AccountService, token: str) -> None:
+        self._accounts = accounts
+        self._token = token
+
+    async def holds(self) -> bool:
+        return await self._accounts.learner_for(self._token) is not None
+
+
+def sign_in_check(connection: Connection) -> SignInCheck | None:
+    """The connection's `SignInCheck` with accounts; None without (nothing to re-check)."""
+    settings: Settings = connection.app.state.settings
+    token = presented_token(connection)
+    if settings.auth != "accounts" or not token:
+        return None
+    return SignInCheck(connection.app.state.accounts, token)

@@ -22,6 +22,7 @@ from backend.server.dispatch import offer_error, receive
 from backend.server.flood import TokenBucket
 from backend.server.hub import ENCODER, Connection
 from backend.server.ownership import owned
+from backend.server.security import SignInCheck, sign_in_check
 from backend.server.services import Services
 from backend.server.ws_send import writer
 from shared_contracts.frames import MAX_INBOUND_FRAME_BYTES, Snapshot
@@ -29,6 +30,7 @@ from shared_contracts.frames import MAX_INBOUND_FRAME_BYTES, Snapshot
 log = logging.getLogger("harness.ws")
 
 MESSAGE_TOO_BIG = 1009
+SIGNED_OUT = 4401
 AnySocket = WebSocket[Any, Any, Any]
 
 
@@ -64,7 +66,7 @@ async def chat_socket(socket: AnySocket, chat_id: FromPath[str]) -> None:
         except NotFound:
             raise WebSocketException(detail="chat not found", code=4404) from None
         await socket.accept()
-        await _session(socket, services, chat_id, page)
+        await _session(socket, services, chat_id, page, sign_in_check(socket))
 
 
 def snapshot_page(limit: str | None) -> Page:
@@ -78,7 +80,9 @@ def snapshot_page(limit: str | None) -> Page:
     return Page(limit=int(limit))
 
 
-async def _session(socket: AnySocket, services: Services, chat_id: str, page: Page) -> None:
+async def _session(
+    socket: AnySocket, services: Services, chat_id: str, page: Page, check: SignInCheck | None
+) -> None:
     # One step, no await: the snapshot holds every frame sent before it (a running turn's
     # streamed text so far included), the connection every frame after it.
     view = services.chats.live_view(chat_id, page)
@@ -88,15 +92,18 @@ async def _session(socket: AnySocket, services: Services, chat_id: str, page: Pa
             view = await services.chats.view(chat_id, page)
         await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
         del view  # the session holds its chat (`held`), not this first snapshot of it
-        await _serve(socket, services, connection)
+        await _serve(socket, services, connection, check)
     except WebSocketDisconnect:
         pass
     finally:
         services.hub.disconnect(connection)
 
 
-async def _serve(socket: AnySocket, services: Services, connection: Connection) -> None:
-    """Read client frames until the socket closes, while `writer` sends the hub's frames."""
+async def _serve(
+    socket: AnySocket, services: Services, connection: Connection, check: SignInCheck | None
+) -> None:
+    """Read client frames until the socket closes, while `writer` sends the hub's frames;
+    with accounts, a frame after the learner signed out (or the token expired) closes it."""
     bucket = TokenBucket(services.settings.ws_frames_per_second, services.settings.ws_burst)
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer, socket, connection)
@@ -111,5 +118,8 @@ async def _serve(socket: AnySocket, services: Services, connection: Connection) 
             if not bucket.allow():
                 offer_error(connection, "rate_limited", "too many frames; slow down")
                 continue
+            if check is not None and not await check.holds():
+                await socket.close(code=SIGNED_OUT, reason="signed out or expired: sign in")
+                break
             await receive(services, connection, raw)
         tg.cancel_scope.cancel()

@@ -215,3 +215,19 @@ def test_harness_verify_reads_every_learners_files_and_the_accounts(tmp_path):
     learner = record.parent.parent.name
     assert any(p.startswith(f"learners/{learner}/chats/{chat}.json") for p in problems)
     assert any(p.startswith("accounts/users/bob.json") for p in problems)
+
+
+def test_an_open_socket_closes_on_its_next_frame_once_the_learner_signed_out(client):
+    from litestar.exceptions import WebSocketDisconnect
+
+    ada = sign_up_and_in(client, "ada")
+    chat = client.post("/api/chats", json={}, headers=ada.auth).json()["id"]
+    with client.websocket_connect(f"/api/chats/{chat}/ws", headers=ada.auth) as ws:
+        ws.receive_text(timeout=5)  # snapshot
+        ws.send_text('{"type": "ping"}')
+        assert "pong" in ws.receive_text(timeout=5)
+        assert client.delete("/api/session", headers=ada.auth).status_code == 204
+        ws.send_text('{"type": "ping"}')
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text(timeout=5)
+    assert closed.value.code == 4401
