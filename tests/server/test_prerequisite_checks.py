@@ -15,13 +15,15 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
+from backend.agent.offline import OfflineTutor
 from backend.server.app import create_app
 from backend.server.settings import Settings
 from shared_contracts.frames import Plan, Question, ServerFrame, ToolResult, TurnFinished
 from shared_contracts.tools import PlanOutput
-from tests.fakes import ScriptedModel, text_reply, tool_reply
+from tests.fakes import FixedClock, ScriptedModel, text_reply, tool_reply
 from tests.server.learner_graph import NOW, write_graph
 from tests.server.test_learner_routes import StillClock
+from tests.server.test_review_session import T0, folded, session
 
 DECODE = msgspec.json.Decoder(ServerFrame)
 PLAN = {
@@ -92,3 +94,28 @@ def test_a_weak_prerequisite_is_checked_first_and_moving_past_it_is_recorded(ser
         time.sleep(0.05)
     (skip,) = events
     assert (skip["node_id"], skip["chat_id"], skip["tool_call_id"]) == ("p-den", chat, "call_quiz")
+
+
+def test_the_offline_tutor_probes_a_check_first_node_when_the_library_has_a_question(tmp_path):
+    """A second fractions lesson: the prerequisites the first one rested on (unseen) are
+    checked first, each with its library question; answered right, they are shown."""
+    data = tmp_path / "data"
+    app = create_app(Settings(data_dir=data), model=OfflineTutor(), clock=FixedClock(start=T0))
+    with TestClient(app=app) as client:
+        first = client.post("/api/chats").json()["id"]
+        session(client, first, "teach me fractions", wrong=set())
+        before = {n["statement"]: n["state"] for n in folded(client, first)["nodes"]}
+        assert before["Adding whole numbers"] == "unseen"
+
+        second = client.post("/api/chats").json()["id"]
+        asked = [q.question.prompt for q in session(client, second, "fractions", wrong=set())]
+        assert "What is $7 + 5$?" in asked and "What is $6 \\times 4$?" in asked
+        plan = client.get(f"/api/chats/{second}").json()["plan"]["nodes"]
+        checks = {n["title"]: n["status"] for n in plan if n.get("check")}
+        assert checks == {
+            "Multiplying and dividing whole numbers": "done",
+            "Adding whole numbers": "done",
+        }
+        after = {n["statement"]: n["state"] for n in folded(client, second)["nodes"]}
+        assert after["Adding whole numbers"] == after["Multiplying and dividing whole numbers"]
+        assert after["Adding whole numbers"] == "verified"

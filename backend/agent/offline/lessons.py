@@ -39,6 +39,9 @@ class Prerequisite(_Data, kw_only=True, frozen=True):
 
     statement: Short
     quote: Short
+    check: QuestionSpec | None = None
+    """A question that shows it: the offline tutor asks it when the plan checks this
+    prerequisite first (a "check first" node titled with `statement`)."""
 
 
 class NamedMisconception(_Data, kw_only=True, frozen=True):

@@ -147,3 +147,15 @@ def recap(lesson: Lesson, done: set[str], lessons: list[Lesson]) -> str:
     ]
     lines += ["", "Want another lesson? Tell me which:", "", menu(lessons)]
     return "\n".join(lines)
+
+
+def check_lead(title: str) -> str:
+    return f"First, a quick check of something this builds on: **{title}**."
+
+
+def check_right(title: str) -> str:
+    return f"Good — **{title}** is solid, so let's build on it."
+
+
+def check_wrong(title: str) -> str:
+    return f"Not quite — **{title}** is worth revisiting; I'll keep it in mind as we go on."

@@ -4,7 +4,9 @@ Per lesson: `plan_init`; then per node: teaching text (+ background job calls, n
 for) and a `quiz`; a right answer → `plan_mark_done`; a wrong one → re-teach (marked with
 `plan_update` `reteach`, so the retry's answer counts as helped) and the same quiz once
 more; a second miss → the answer is given and the node is marked to revisit
-(`plan_update` status `revisit`: the plan's focus moves on with the lesson).
+(`plan_update` status `revisit`: the plan's focus moves on with the lesson). Before a
+node is taught, each "check first" node the server put in the plan for it is probed when
+the library has a question for it (`checks`).
 After the first node: one `ask_user_question`, whose reply is acknowledged. After the
 last node: a recap and `stop`. Finished jobs are acknowledged once, whenever they arrive.
 """
@@ -18,6 +20,7 @@ from typing import Literal
 import msgspec
 
 from backend.agent.offline import phrases
+from backend.agent.offline.checks import check_step
 from backend.agent.offline.from_text import DocumentLessons
 from backend.agent.offline.lessons import Lesson, LessonNode, lesson_for_goal, match_lesson
 from backend.agent.offline.reading import Call, Transcript, error_text, read_transcript
@@ -81,7 +84,7 @@ def decide(
     prefix += _reactions(t, segment, lesson)
     if question_open(t, segment):
         return Reply(join(*prefix, phrases.waiting()))
-    step = _next_step(lesson, segment, prefix, offered)
+    step = _next_step(lesson, segment, prefix, offered, lessons)
     if step is not None:
         return step
     if not t.said(phrases.recap_mark(lesson), after=init.msg_index - 1):
@@ -193,7 +196,11 @@ def _marked_revisit(segment: list[Call], node: LessonNode) -> bool:
 
 
 def _next_step(
-    lesson: Lesson, segment: list[Call], prefix: list[str], offered: frozenset[str]
+    lesson: Lesson,
+    segment: list[Call],
+    prefix: list[str],
+    offered: frozenset[str],
+    lessons: list[Lesson],
 ) -> Reply | None:
     asked = any(c.name == "ask_user_question" for c in segment)
     for i, node in enumerate(lesson.nodes):
@@ -210,6 +217,9 @@ def _next_step(
             return _ask(lesson, prefix)
         quiz = ("quiz", QuizArgs(question=node.quiz, node_id=node.id))
         if not attempts:
+            check = check_step(segment, node, lessons)
+            if check is not None:
+                return Reply(join(*prefix, check[0]), check[1])
             jobs = [(name, brief) for name, brief in node.job_briefs() if name in offered]
             jobs_called = any(c.name in JOB_TOOLS and c.node_id == node.id for c in segment)
             if jobs and not jobs_called:
