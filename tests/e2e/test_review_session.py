@@ -75,6 +75,14 @@ async def test_a_review_session_clears_up_a_mix_up(own_data: Servers, page: Page
     await page.screenshot(path=artifacts / "review-session.png")
     assert await axe_violations(page) == []
 
+    # On a phone the mark is its icon (its word still read out): the header still fits.
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await expect(page.locator("#review-session")).to_have_text("Review")
+    theme = await page.get_by_role("button", name="Switch light or dark theme").bounding_box()
+    assert theme is not None and theme["x"] + theme["width"] <= 390
+    assert not await page.evaluate("document.documentElement.scrollWidth > innerWidth")
+    await page.set_viewport_size({"width": 1280, "height": 800})
+
     await page.locator("#end-session").click()
     await page.wait_for_url(re.compile(r"/\?after="))
     mix_up = page.locator("#graph .react-flow__node", has_text=BELIEF)

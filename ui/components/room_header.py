@@ -8,6 +8,32 @@ import reflex as rx
 from ui.state.room_state import RoomState
 
 S = RoomState
+WORD_ON_WIDE_SCREENS = {
+    prop: rx.breakpoints(initial=hidden, sm=shown)
+    for prop, hidden, shown in (
+        ("position", "absolute", "static"),
+        ("width", "1px", "auto"),
+        ("height", "1px", "auto"),
+        ("overflow", "hidden", "visible"),
+        ("clip_path", "inset(50%)", "none"),
+    )
+}
+"""Visually hidden below Radix's `sm` breakpoint (as `hidden.VISUALLY_HIDDEN`), shown above."""
+
+
+def _review_mark() -> rx.Component:
+    """Icon and word (never colour alone); high contrast: soft Radix text on its fill falls
+    under 4.5:1 in some schemes. At phone width only the icon shows (the word pushed the
+    theme switch off the screen); a screen reader still reads the word."""
+    return rx.badge(
+        rx.icon("rotate-ccw", size=14),
+        rx.text("Review", as_="span", style=WORD_ON_WIDE_SCREENS),
+        title="A review session: the tutor asks about what is due for review",
+        high_contrast=True,
+        size=rx.breakpoints(initial="1", sm="2"),
+        flex_shrink="0",
+        id="review-session",
+    )
 
 
 def header() -> rx.Component:
@@ -17,31 +43,26 @@ def header() -> rx.Component:
             href="/",
             on_click=S.leave,
         ),
-        # A long title is cut with an ellipsis: a flex item shrinks only from min-width 0.
-        # Not trimmed: with `overflow: hidden` a trimmed line box cut off g, j, p, q and y.
-        rx.heading(
-            rx.cond(S.status.title != "", S.status.title, "Session"),
-            size="4",
+        # The title and the review mark share one flex item (one gap, not two: at phone
+        # width every pixel counts). A long title is cut with an ellipsis: a flex item
+        # shrinks only from min-width 0. Not trimmed: with `overflow: hidden` a trimmed
+        # line box cut off g, j, p, q and y.
+        rx.hstack(
+            rx.heading(
+                rx.cond(S.status.title != "", S.status.title, "Session"),
+                size="4",
+                flex="1",
+                min_width="0",
+                white_space="nowrap",
+                overflow="hidden",
+                text_overflow="ellipsis",
+                id="room-title",
+            ),
+            rx.cond(S.status.review, _review_mark()),
             flex="1",
             min_width="0",
-            white_space="nowrap",
-            overflow="hidden",
-            text_overflow="ellipsis",
-            id="room-title",
-        ),
-        rx.cond(
-            S.status.review,
-            # Icon and word (never colour alone); high contrast: soft Radix text on its
-            # fill falls under 4.5:1 in some schemes.
-            rx.badge(
-                rx.icon("rotate-ccw", size=14),
-                "Review",
-                title="A review session: the tutor asks about what is due for review",
-                high_contrast=True,
-                size="2",
-                flex_shrink="0",
-                id="review-session",
-            ),
+            align="center",
+            spacing="1",
         ),
         rx.icon_button(
             rx.icon("list-tree"),
