@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--profiles", nargs="+", choices=PROFILES, default=list(PROFILES))
     parser.add_argument("--lessons", nargs="+", help="lesson ids (default: every lesson)")
     parser.add_argument(
+        "--desired-retention",
+        type=float,
+        help="the harness's LH_DESIRED_RETENTION (default: its own, 0.9); to measure another",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="smoke run: 1 learner of 2 profiles, 1 lesson, 3 days"
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -63,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bad arguments: unknown lessons {unknown}" if unknown else "bad arguments")
         return 2
     samples = tuple(sorted({d for d in SAMPLE_DAYS if d <= args.days} | {args.days}))
-    plan = Plan(lessons, args.days, samples)
+    plan = Plan(lessons, args.days, samples, desired_retention=args.desired_retention)
     cohort = [
         (index, profile, args.seed + 1000 * p + index)
         for p, profile in enumerate(args.profiles)
@@ -126,12 +132,39 @@ def score(results: list[LearnerResult]) -> list[Score]:
     memory = sorted(m for m in missing if "memory" in m)
     return [
         q1([s for r in results for s in r.samples]),
-        q2([(r.seeded, r.final) for r in results]),
+        q2([(r.seeded, r.final) for r in results], [_shown(r) for r in results]),
         q3([c for r in results for c in r.checks], review),
         q4([p for r in results for p in r.pairs], memory + review),
-        q5(verdicts, sorted(m for m in missing if "calibration" in m)),
-        q6(horizon, reviews, review),
+        q5(verdicts, sorted(m for m in missing if "calibration" in m), _rated(results)),
+        q6(horizon, reviews, review, _review_days(results)),
     ]
+
+
+REVIEW_PERIODS = ((0, 1, "day 0"), (1, 8, "days 1–7"), (8, 31, "days 8–30"), (31, 10**6, "31+"))
+
+
+def _review_days(results: list[LearnerResult]) -> dict[str, float]:
+    """Review answers per learner, on average, by when they were given."""
+    counts: Counter[str] = Counter()
+    for r in results:
+        for a in r.records:
+            if a.review:
+                counts.update(label for lo, hi, label in REVIEW_PERIODS if lo <= a.at < hi)
+    return {label: counts[label] / max(len(results), 1) for *_, label in REVIEW_PERIODS}
+
+
+def _shown(result: LearnerResult) -> dict[str, int]:
+    """concept → how many of the learner's answers showed its named belief."""
+    return dict(Counter(a.concept for a in result.records if a.shows_belief and a.concept))
+
+
+def _rated(results: list[LearnerResult]) -> dict[str, list[list[tuple[float, bool]]]]:
+    """profile → each learner's graded answers that carry a confidence."""
+    rated: dict[str, list[list[tuple[float, bool]]]] = {}
+    for r in results:
+        answers = [(a.confidence, a.correct) for a in r.records if a.confidence is not None]
+        rated.setdefault(r.profile, []).append(answers)
+    return rated
 
 
 def _mean(values: list[float]) -> float:
@@ -184,6 +217,7 @@ def _document(
             "profiles": list(args.profiles),
             "base_seed": args.seed,
             "workers": args.workers,
+            "desired_retention": plan.desired_retention,
         },
         "learner_parameters": Parameters().__dict__,
         "scores": [s.to_json() for s in scores],
@@ -203,6 +237,10 @@ def _learner(r: LearnerResult) -> dict[str, Any]:
         "calibration_verdict": r.calibration,
         "not_available": sorted(r.missing),
         "reviews": r.reviews,
+        "review_points": {
+            "fields": ["day", "kind", "retrievability", "stability", "elapsed", "correct", "mode"],
+            "rows": [p.to_json() for p in r.pairs],
+        },
         "retained_at_horizon": {p: c[-1] for p, c in r.retention.items()},
         "frames": dict(r.frames),
         "lesson_texts_read": dict(r.taught),

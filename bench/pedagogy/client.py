@@ -41,8 +41,10 @@ class HarnessClient:
         response.raise_for_status()
         return dict(response.json())
 
-    async def graph(self) -> dict[str, Any]:
-        response = await self.http.get("/api/graph")
+    async def graph(self, as_of: str | None = None) -> dict[str, Any]:
+        """`GET /api/graph`, as of now or of the ISO moment `as_of`."""
+        params = {"as_of": as_of} if as_of is not None else None
+        response = await self.http.get("/api/graph", params=params)
         response.raise_for_status()
         return dict(response.json())
 

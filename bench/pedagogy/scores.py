@@ -8,10 +8,15 @@ reported as "not available yet (needs …)", and a miss — never a guessed valu
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsrs.scheduler import DEFAULT_PARAMETERS
+
+from backend.core.calibration import MIN_GAP, Z, gap
+from backend.core.memory import SURE_FROM
 from bench.pedagogy.learner import Truth
 from bench.pedagogy.observe import OPEN, ConceptView
 
@@ -60,6 +65,8 @@ class Sample:
     day: float
     truth: Truth
     view: ConceptView
+    recall: float = math.nan
+    """The simulated learner's true recall probability then (0 unless it knows it)."""
 
 
 def agrees(truth: Truth, view: ConceptView) -> bool:
@@ -108,33 +115,66 @@ def q1(samples: list[Sample]) -> Score:
         "samples": len(samples),
         "accuracy_by_day": {f"{d:g}": sum(v) / len(v) for d, v in sorted(by_day.items())},
         "confusion": {f"{t} → {h}": n for (t, h), n in sorted(matrix.items())},
+        "cells": _cells(samples),
     }
     return score
+
+
+def _cells(samples: list[Sample]) -> dict[str, dict[str, float]]:
+    """Per (truth → harness) cell: the true recall and the harness's retrievability, on
+    average, where it has one (why a cell is where it is)."""
+    cells: dict[str, list[Sample]] = {}
+    for s in samples:
+        cells.setdefault(f"{s.truth.state} → {s.view.verdict}", []).append(s)
+    out = {}
+    for cell, group in sorted(cells.items()):
+        held = [r for r in (_retrievability(s.view) for s in group) if r is not None]
+        out[cell] = {
+            "n": len(group),
+            "true_recall": sum(s.recall for s in group) / len(group),
+            "harness_retrievability": sum(held) / len(held) if held else math.nan,
+        }
+    return out
+
+
+def _retrievability(view: ConceptView) -> float | None:
+    found = view.memory.get("retrievability") if isinstance(view.memory, dict) else None
+    return float(found) if found is not None else None
 
 
 # -- Q2 ----------------------------------------------------------------------------------
 
 
-def q2(finals: list[tuple[dict[str, str], dict[str, ConceptView]]]) -> Score:
+def q2(
+    finals: list[tuple[dict[str, str], dict[str, ConceptView]]],
+    shown: list[dict[str, int]] | None = None,
+) -> Score:
     """`finals`: per learner, (concept → seeded belief, concept → final view). A node is a
-    true positive when it names a seeded belief not already found (a duplicate is not)."""
+    true positive when it names a seeded belief not already found (a duplicate is not).
+    `shown`: per learner, concept → how many answers showed its named belief (figures:
+    what "shown twice" would keep)."""
     score = Score("Q2", "misconception nodes vs seeded beliefs", "precision ≥ 0.90, recall ≥ 0.90")
     nodes = true_nodes = found = seeded_total = 0
     unnamed = wrong_belief = duplicates = 0
-    for seeded, views in finals:
+    twice: Counter[str] = Counter()
+    for learner, (seeded, views) in enumerate(finals):
+        times = shown[learner] if shown else {}
         seeded_total += len(seeded)
         for concept, view in views.items():
             hit = False
             for _, _, belief in view.misconceptions:
                 nodes += 1
+                often = "twice or more" if times.get(concept, 0) >= 2 else "once"
                 if belief is not None and seeded.get(concept) == belief and not hit:
                     hit, true_nodes = True, true_nodes + 1
+                    twice[f"true, shown {often}"] += 1
                 elif belief is None:
                     unnamed += 1
                 elif seeded.get(concept) == belief:
                     duplicates += 1
                 else:
                     wrong_belief += 1
+                    twice[f"false, shown {often}"] += 1
             found += hit
     precision = true_nodes / nodes if nodes else math.nan
     recall = found / seeded_total if seeded_total else math.nan
@@ -156,6 +196,7 @@ def q2(finals: list[tuple[dict[str, str], dict[str, ConceptView]]]) -> Score:
             "a belief not held (a guess chose its distractor)": wrong_belief,
             "duplicates": duplicates,
         },
+        "nodes_by_times_shown": dict(sorted(twice.items())),
     }
     return score
 
@@ -172,6 +213,10 @@ class ResolveCheck:
     expected: bool
     held: bool
     state: str
+    node: str = ""
+    """`seed/node id`: the same node is checked after every later review."""
+    last: str = ""
+    """Why the learner's last answer on the concept was given (`learner.Mode`)."""
 
 
 def q3(checks: list[ResolveCheck], missing: list[str]) -> Score:
@@ -189,6 +234,13 @@ def q3(checks: list[ResolveCheck], missing: list[str]) -> Score:
         "resolved_while_held": false,
         "due": len(expected),
         "held": len(held),
+        "nodes_due": len({c.node for c in expected}),
+        "nodes_held": len({c.node for c in held}),
+        "nodes_resolved_while_held": len({c.node for c in held if c.state == RESOLVED}),
+        "resolved_while_held_by": dict(Counter(c.last for c in held if c.state == RESOLVED)),
+        "not_resolved_when_due": dict(
+            Counter(f"{c.state} ({c.last})" for c in expected if c.state != RESOLVED)
+        ),
     }
     return score
 
@@ -196,13 +248,41 @@ def q3(checks: list[ResolveCheck], missing: list[str]) -> Score:
 # -- Q4 ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ReviewPoint:
+    """One node's first probe in a review session: the harness's memory of it as of just
+    before the answer (`GET /api/graph?as_of=`) and what the simulated learner answered."""
+
+    day: float
+    kind: str
+    retrievability: float
+    stability: float
+    elapsed: float
+    """Days since the node's last review, fractional (the harness counts whole days)."""
+    correct: bool
+    mode: str
+
+    def to_json(self) -> list[Any]:
+        return [
+            round(self.day, 3),
+            self.kind,
+            round(self.retrievability, 4),
+            round(self.stability, 3),
+            round(self.elapsed, 3),
+            self.correct,
+            self.mode,
+        ]
+
+
 def auc(pairs: list[tuple[float, bool]]) -> float:
     """The chance a recalled item was predicted higher than a forgotten one (ties ½)."""
-    pos = [p for p, y in pairs if y]
-    neg = [p for p, y in pairs if not y]
+    pos = sorted(p for p, y in pairs if y)
+    neg = sorted(p for p, y in pairs if not y)
     if not pos or not neg:
         return math.nan
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    wins = 0.0
+    for p in pos:  # negatives below p, and half of those equal to it
+        wins += bisect_left(neg, p) + 0.5 * (bisect_right(neg, p) - bisect_left(neg, p))
     return wins / (len(pos) * len(neg))
 
 
@@ -214,28 +294,80 @@ def log_loss(pairs: list[tuple[float, bool]]) -> float:
     ) / max(len(pairs), 1)
 
 
-def q4(pairs: list[tuple[float, bool]], missing: list[str]) -> Score:
-    score = Score("Q4", "retrievability at each review vs recall", "AUC ≥ 0.70")
-    if not pairs:
+def fractional_retrievability(point: ReviewPoint) -> float:
+    """FSRS-6's forgetting curve (the `fsrs` package's default parameters) at the exact
+    elapsed time, where the harness counts whole days (so a node is at 1.0 all the day of
+    its last review, a wrong answer included)."""
+    decay = -DEFAULT_PARAMETERS[20]
+    factor = 0.9 ** (1 / decay) - 1
+    return float((1 + factor * max(point.elapsed, 0.0) / point.stability) ** decay)
+
+
+def _fit(points: list[ReviewPoint], predict: Any = None) -> dict[str, Any]:
+    pairs = [((predict or (lambda x: x.retrievability))(x), x.correct) for x in points]
+    return {
+        "reviews": len(pairs),
+        "right": sum(y for _, y in pairs),
+        "auc": auc(pairs),
+        "log_loss": log_loss(pairs) if pairs else math.nan,
+        "mean_predicted": sum(p for p, _ in pairs) / len(pairs) if pairs else math.nan,
+    }
+
+
+def q4(points: list[ReviewPoint], missing: list[str]) -> Score:
+    score = Score("Q4", "retrievability at each review vs the answer", "AUC ≥ 0.70")
+    if not points:
         return unavailable(score, missing or ["reviews with a predicted retrievability"])
-    area, loss = auc(pairs), log_loss(pairs)
+    overall = _fit(points)
+    area, loss = overall["auc"], overall["log_loss"]
     score.value = f"AUC {area:.2f}, log loss {loss:.2f}"
     score.passed = not math.isnan(area) and area >= 0.70
+    propositions = [x for x in points if x.kind == "proposition"]
     score.figures = {
-        "auc": area,
-        "log_loss": loss,
-        "reviews": len(pairs),
-        "recalled": sum(y for _, y in pairs),
+        **overall,
+        "by_kind": {
+            kind: _fit([x for x in points if x.kind == kind])
+            for kind in sorted({x.kind for x in points})
+        },
+        "same_day": _fit([x for x in points if x.elapsed < 1]),
+        "a_day_or_more": _fit([x for x in points if x.elapsed >= 1]),
+        "fractional_days": _fit(points, fractional_retrievability),
+        "propositions_fractional_days": _fit(propositions, fractional_retrievability),
+        "modes": dict(Counter(x.mode for x in points)),
     }
-    score.note = "FSRS-6 on Anki's 350M reviews: log loss 0.32, AUC 0.71"
+    score.note = (
+        "the first probe of each node in each review; FSRS-6 on Anki's 350M reviews: "
+        "log loss 0.32, AUC 0.71"
+    )
     return score
 
 
 # -- Q5 ----------------------------------------------------------------------------------
 
 
-def q5(verdicts: dict[str, list[str]], missing: list[str]) -> Score:
-    """`verdicts`: profile → the calibration verdict of each of its learners."""
+def gap_statistics(rated: list[tuple[float, bool]]) -> tuple[float, float]:
+    """(mean gap, its z) as the harness's verdict tests them (`backend.core.calibration`)."""
+    gaps = [gap(c, 1.0 if y else 0.0) for c, y in rated]
+    n = len(gaps)
+    if n < 2:
+        return math.nan, math.nan
+    mean = sum(gaps) / n
+    spread = math.sqrt(sum((g - mean) ** 2 for g in gaps) / (n - 1))
+    return mean, (mean / (spread / math.sqrt(n)) if spread else math.copysign(math.inf, mean))
+
+
+def _flags(stats: list[tuple[float, float]], min_gap: float, sign: float) -> float:
+    hit = [sign * m >= min_gap and sign * z >= Z for m, z in stats]
+    return sum(hit) / len(hit) if hit else math.nan
+
+
+def q5(
+    verdicts: dict[str, list[str]],
+    missing: list[str],
+    answers: dict[str, list[list[tuple[float, bool]]]] | None = None,
+) -> Score:
+    """`verdicts`: profile → the calibration verdict of each of its learners; `answers`:
+    profile → each learner's (stated confidence, right) pairs, for the figures of why."""
     score = Score("Q5", "calibration verdict by profile", "≥ 90% of seeds")
     if missing:
         return unavailable(score, missing)
@@ -254,13 +386,43 @@ def q5(verdicts: dict[str, list[str]], missing: list[str]) -> Score:
         "calibrated_not_flagged": spared,
         "verdicts": {p: dict(Counter(v)) for p, v in verdicts.items()},
     }
+    if answers:
+        stats = {p: [gap_statistics(a) for a in runs] for p, runs in answers.items()}
+        score.figures["mean_gap"] = {
+            p: sorted(round(m, 3) for m, _ in runs) for p, runs in stats.items()
+        }
+        score.figures["answers_with_confidence"] = {
+            p: sorted(len(a) for a in runs) for p, runs in answers.items()
+        }
+        score.figures["right_and_sure_share"] = {
+            p: round(
+                sum(sum(1 for c, y in a if y and c >= SURE_FROM) for a in runs)
+                / max(sum(len(a) for a in runs), 1),
+                3,
+            )
+            for p, runs in answers.items()
+        }
+        score.figures["if_min_gap"] = {
+            f"{g:.3f}": {
+                "overconfident_flagged": _flags(stats.get("overconfident", []), g, 1.0),
+                "calibrated_flagged_over": _flags(stats.get("calibrated", []), g, 1.0),
+                "calibrated_flagged_under": _flags(stats.get("calibrated", []), g, -1.0),
+                "underconfident_flagged": _flags(stats.get("underconfident", []), g, -1.0),
+            }
+            for g in (MIN_GAP, 0.075, 0.05, 0.03)
+        }
     return score
 
 
 # -- Q6 ----------------------------------------------------------------------------------
 
 
-def q6(retained: dict[str, float], reviews: dict[str, float], missing: list[str]) -> Score:
+def q6(
+    retained: dict[str, float],
+    reviews: dict[str, float],
+    missing: list[str],
+    when: dict[str, float] | None = None,
+) -> Score:
     """`retained`: policy → mean concepts retained at the horizon; `reviews`: policy →
     mean reviews answered. Efficiency = retention gained over no review, per review."""
     score = Score("Q6", "retention gained per review answered vs fixed intervals", "≥ 1.3×")
@@ -271,6 +433,8 @@ def q6(retained: dict[str, float], reviews: dict[str, float], missing: list[str]
         if p != "none"
     }
     score.figures = {"retained": retained, "reviews": reviews, "gain_per_review": gains}
+    if when:
+        score.figures["harness_reviews_by_period"] = when
     if missing:
         fixed = gains.get("fixed", math.nan)
         return unavailable(

@@ -27,9 +27,11 @@ class ServerError(RuntimeError):
 class HarnessServer:
     """`with HarnessServer(root, at) as server:` — `server.http`, `server.ws`, `server.now(at)`."""
 
-    def __init__(self, root: Path, at: datetime) -> None:
+    def __init__(self, root: Path, at: datetime, settings: dict[str, str] | None = None) -> None:
+        """`settings`: more `LH_*` settings for the server (e.g. `LH_DESIRED_RETENTION`)."""
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
+        self.settings = dict(settings or {})
         self.clock_file = root / "now"
         self.log_path = root / "server.log"
         self.now(at)
@@ -56,6 +58,7 @@ class HarnessServer:
             LITELLM_LOCAL_MODEL_COST_MAP="True",
             LITELLM_LOG="ERROR",
         )
+        env.update(self.settings)
         log = self.log_path.open("w")
         # cwd = the temp root: a developer's `.env` (a model key, LH_MODEL) is not read.
         self.process = subprocess.Popen(

@@ -36,8 +36,7 @@ class AnswerRecord:
     shows_belief: bool
     first_in_session: bool
     node_id: str | None = None
-    predicted: float | None = None
-    """The harness's retrievability of the probed node before the session (reviews)."""
+    """The graph node the question was tagged with (a review's questions are)."""
 
 
 @dataclass
@@ -48,7 +47,7 @@ class SimStudent:
     at: float
     session: int
     review: bool = False
-    forecast: dict[str, float] = field(default_factory=dict)
+    chat_id: str = ""
     records: list[AnswerRecord] = field(default_factory=list)
     taught: list[tuple[str, str]] = field(default_factory=list)
     """(concept, "teach" | "reteach") for each lesson text read."""
@@ -91,7 +90,6 @@ class SimStudent:
                 shows_belief=self._shows_belief(reply, question),
                 first_in_session=not any(r.concept == reply.concept for r in self.records),
                 node_id=node_id,
-                predicted=self.forecast.get(node_id) if node_id else None,
             )
         )
 

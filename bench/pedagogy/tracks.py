@@ -21,6 +21,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ import httpx
 from bench.pedagogy.client import HarnessClient, NotAvailable
 from bench.pedagogy.learner import Profile, SimLearner
 from bench.pedagogy.observe import ConceptView, read_graph
-from bench.pedagogy.scores import ResolveCheck, Sample
+from bench.pedagogy.scores import ResolveCheck, ReviewPoint, Sample
 from bench.pedagogy.server import HarnessServer
 from bench.pedagogy.session import run_session
 from bench.pedagogy.student import STEP, AnswerRecord, SimStudent, moment, resolution_due
@@ -52,6 +53,8 @@ class Plan:
     days: int
     sample_days: tuple[int, ...]
     fixed_days: tuple[int, ...] = (1, 3, 7, 14, 30)
+    desired_retention: float | None = None
+    """The harness's `LH_DESIRED_RETENTION` (None: its default)."""
 
 
 @dataclass
@@ -64,7 +67,8 @@ class LearnerResult:
     samples: list[Sample] = field(default_factory=list)
     final: dict[str, ConceptView] = field(default_factory=dict)
     checks: list[ResolveCheck] = field(default_factory=list)
-    pairs: list[tuple[float, bool]] = field(default_factory=list)
+    pairs: list[ReviewPoint] = field(default_factory=list)
+    """Q4: the harness's memory of each node before its first probe in a review."""
     calibration: str | None = None
     missing: set[str] = field(default_factory=set)
     retention: dict[str, list[float]] = field(default_factory=dict)
@@ -109,11 +113,10 @@ class HarnessTrack:
         at: float,
         *,
         review: bool = False,
-        forecast: dict[str, float] | None = None,
     ) -> SimStudent:
         self.server.now(moment(at))
         chat_id = await self.api.create_chat(title, mode="review" if review else None)
-        student = SimStudent(self.learner, at, self.result.sessions, review, forecast or {})
+        student = SimStudent(self.learner, at, self.result.sessions, review, chat_id)
         log = await self.run(self.server.ws, chat_id, opening, student)
         await self.api.end_session(chat_id)
         self.result.sessions += 1
@@ -135,8 +138,10 @@ class HarnessTrack:
         """Q1: the graph and the truth on `day` at 17:00."""
         views = await self.views(day + CURVE_AT)
         for concept, view in views.items():
-            truth = self.learner.truth(concept, day + CURVE_AT)
-            self.result.samples.append(Sample(day=day, truth=truth, view=view))
+            at = day + CURVE_AT
+            truth = self.learner.truth(concept, at)
+            recall = self.learner.expected_recall(concept, at)
+            self.result.samples.append(Sample(day=day, truth=truth, view=view, recall=recall))
 
     async def home(self, at: float) -> None:
         """Open home; take the review it offers, if any (what a review needs, once found
@@ -152,47 +157,76 @@ class HarnessTrack:
         items = queue.get("items", [])
         if not items:
             return
-        forecast = await self.forecast(items)
         try:
-            student = await self.session(
-                "Review", "Let's review.", at, review=True, forecast=forecast
-            )
+            student = await self.session("Review", "Let's review.", at, review=True)
         except NotAvailable as missing:
             self.result.missing.add(missing.api)
             return
         self.result.reviews["harness"] = self.result.reviews.get("harness", 0) + len(
             student.records
         )
-        self.result.pairs.extend(
-            (r.predicted, r.correct) for r in student.records if r.predicted is not None
-        )
+        await self.predictions(student)
         await self.resolve_checks(student.at)
 
-    async def forecast(self, items: list[dict[str, Any]]) -> dict[str, float]:
-        """node id → the harness's retrievability now: the queue's, else the graph's."""
-        graph = await self.api.graph()
-        found = {
-            str(n["id"]): float(n["memory"]["retrievability"])
-            for n in graph.get("nodes", [])
-            if isinstance(n.get("memory"), dict) and n["memory"].get("retrievability") is not None
+    async def predictions(self, student: SimStudent) -> None:
+        """Q4: for the first probe of each node in this review, the node's memory as of
+        just before it was answered (`GET /api/graph?as_of=`, the probe's own time less a
+        microsecond) against the answer. A node with no memory yet predicts nothing."""
+        now = await self.api.graph()
+        first_probe = {
+            str(n["id"]): min(
+                (str(p["at"]) for p in n.get("probes", []) if p.get("chat_id") == student.chat_id),
+                default=None,
+            )
+            for n in now.get("nodes", [])
         }
-        found.update(
-            (str(i["node_id"]), float(i["retrievability"]))
-            for i in items
-            if i.get("retrievability") is not None
-        )
-        return found
+        asked: set[str] = set()
+        for record in student.records:
+            if record.node_id is None or record.node_id in asked:
+                continue
+            asked.add(record.node_id)
+            probed = first_probe.get(record.node_id)
+            if probed is None:
+                continue
+            before = _instant(probed) - timedelta(microseconds=1)
+            past = await self.api.graph(as_of=before.isoformat())
+            node: dict[str, Any] = next(
+                (n for n in past.get("nodes", []) if n.get("id") == record.node_id), {}
+            )
+            memory = node.get("memory")
+            if not isinstance(memory, dict) or memory.get("retrievability") is None:
+                continue
+            elapsed = (before - _instant(str(memory["last_review"]))) / timedelta(days=1)
+            self.result.pairs.append(
+                ReviewPoint(
+                    day=record.at,
+                    kind=str(node.get("kind")),
+                    retrievability=float(memory["retrievability"]),
+                    stability=float(memory["stability"]),
+                    elapsed=elapsed,
+                    correct=record.correct,
+                    mode=record.mode,
+                )
+            )
 
     async def resolve_checks(self, at: float) -> None:
         views = await self.views(at)
         for concept, view in views.items():
             truth = self.learner.truth(concept, at)
             due = resolution_due(self.result.records, concept)
-            for _, state, belief in view.misconceptions:
+            last = [r.mode for r in self.result.records if r.concept == concept]
+            for node_id, state, belief in view.misconceptions:
                 if belief is None:
                     continue
                 held = truth.state == "misconception" and truth.belief == belief
-                self.result.checks.append(ResolveCheck(expected=due, held=held, state=state))
+                check = ResolveCheck(
+                    expected=due,
+                    held=held,
+                    state=state,
+                    node=f"{self.result.seed}/{node_id}",
+                    last=last[-1] if last else "",
+                )
+                self.result.checks.append(check)
 
 
 async def run_learner(
@@ -201,7 +235,12 @@ async def run_learner(
     learner = SimLearner(world, profile, seed)
     lessons = [world.lesson(lesson) for lesson in plan.lessons]
     result = LearnerResult.of(learner, lessons, index)
-    server = HarnessServer(root, moment(0))
+    settings = (
+        {"LH_DESIRED_RETENTION": str(plan.desired_retention)}
+        if plan.desired_retention is not None
+        else {}
+    )
+    server = HarnessServer(root, moment(0), settings)
     try:
         with anyio.CancelScope(shield=True):  # a start cut short would leave it running
             await anyio.to_thread.run_sync(server.__enter__)
@@ -286,3 +325,7 @@ def grade(concept: Concept, value: Any) -> bool:
             )
         return False
     return " ".join(str(value).split()).casefold() in {a.casefold() for a in concept.accepted}
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

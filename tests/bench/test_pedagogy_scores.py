@@ -1,13 +1,14 @@
 """Q1–Q6 and the code that gathers them, on fabricated harness answers.
 
-The review queue, node memory, calibration and review chats do not exist yet: here the
-bench's code for them runs against fabricated responses in PROTOCOL.md's shapes, so it is
-ready the day the routes land, and until then the scores say what they wait for.
+The review queue, node memory, calibration and review chats run here against fabricated
+responses in PROTOCOL.md's shapes (the real ones run in the smoke test); a harness without
+a route makes the scores say what they wait for.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -18,7 +19,20 @@ from bench.pedagogy.client import HarnessClient, NotAvailable
 from bench.pedagogy.learner import Parameters, SimLearner, Truth
 from bench.pedagogy.memory import Memory
 from bench.pedagogy.observe import ConceptView, read_graph
-from bench.pedagogy.scores import ResolveCheck, Sample, auc, log_loss, q1, q2, q3, q4, q5, q6
+from bench.pedagogy.scores import (
+    ResolveCheck,
+    ReviewPoint,
+    Sample,
+    auc,
+    fractional_retrievability,
+    log_loss,
+    q1,
+    q2,
+    q3,
+    q4,
+    q5,
+    q6,
+)
 from bench.pedagogy.session import SessionLog
 from bench.pedagogy.student import SimStudent, moment
 from bench.pedagogy.tracks import (
@@ -134,6 +148,12 @@ def test_q2_counts_unnamed_nodes_and_duplicates_as_false_positives():
     assert score.figures["precision"] == pytest.approx(1 / 3)
     assert score.figures["recall"] == pytest.approx(1 / 2)
     assert score.figures["false_positives"]["duplicates"] == 1
+    guessed = {ADD.id: ConceptView(misconceptions=[("4", "misconception", "add-tops-and-bottoms")])}
+    shown = q2([(seeded, views), ({}, guessed)], [{ADD.id: 2}, {ADD.id: 1}])
+    assert shown.figures["nodes_by_times_shown"] == {
+        "false, shown once": 1,
+        "true, shown twice or more": 1,
+    }
     perfect = {ADD.id: ConceptView(misconceptions=[("1", "resolved", "add-tops-and-bottoms")])}
     assert q2([({ADD.id: "add-tops-and-bottoms"}, perfect)]).passed
 
@@ -152,8 +172,20 @@ def test_q4_auc_and_log_loss():
     assert auc([(0.9, True), (0.2, False), (0.5, True), (0.5, False)]) == pytest.approx(0.875)
     assert log_loss([(0.5, True), (0.5, False)]) == pytest.approx(math.log(2))
     assert math.isnan(auc([(0.9, True)]))
-    score = q4([(0.9, True), (0.8, True), (0.3, False), (0.6, False)], [])
-    assert score.passed and score.figures["reviews"] == 4
+    points = [
+        ReviewPoint(3.4, "proposition", r, 2.0, elapsed, y, "recalled" if y else "guess")
+        for r, elapsed, y in [(0.9, 1.2, True), (0.8, 2.5, True), (0.3, 9.0, False)]
+    ] + [ReviewPoint(0.4, "misconception", 1.0, 0.2, 0.3, False, "belief")]
+    score = q4(points, [])
+    assert score.figures["reviews"] == 4 and score.figures["auc"] == pytest.approx(0.5)
+    assert not score.passed  # the same-day 1.0 on a wrong answer ranks above right ones
+    assert score.figures["same_day"]["reviews"] == 1
+    assert score.figures["by_kind"]["proposition"]["auc"] == 1.0
+    # FSRS-6's curve at the exact elapsed time: 0.9 at one stability, lower after a wrong
+    # answer's small one, even the same day.
+    assert fractional_retrievability(replace(points[0], elapsed=2.0)) == pytest.approx(0.9)
+    assert fractional_retrievability(points[3]) < 0.9
+    assert q4(points[:3], []).passed
     missing = q4([], [MEMORY_API])
     assert not missing.available and MEMORY_API in missing.value
 
@@ -166,6 +198,12 @@ def test_q5_and_q6_judge_their_goals():
     assert q5(verdicts, []).passed
     assert not q5({**verdicts, "calibrated": ["overconfident"] * 2 + ["calibrated"] * 8}, []).passed
     assert not q5({}, ["GET /api/calibration"]).available
+    sure_and_wrong = [(0.9, True)] * 14 + [(0.9, False)] * 6
+    mostly_right = [(0.9, True)] * 18 + [(0.6, True), (0.6, False)]
+    why = q5(verdicts, [], {"overconfident": [sure_and_wrong], "calibrated": [mostly_right]})
+    assert why.figures["mean_gap"] == {"overconfident": [0.27], "calibrated": [0.01]}
+    assert why.figures["if_min_gap"]["0.100"]["overconfident_flagged"] == 1.0
+    assert why.figures["if_min_gap"]["0.100"]["calibrated_flagged_over"] == 0.0
     retained = {"none": 1.0, "fixed": 6.0, "harness": 5.0}
     reviews = {"none": 0.0, "fixed": 45.0, "harness": 20.0}
     score = q6(retained, reviews, [])
@@ -208,6 +246,7 @@ class FabricatedHarness:
         self.chats: list[tuple[str, str | None]] = []
         self.ws = "ws://fabricated"
         self.times: list[Any] = []
+        self.as_of: list[str] = []
 
     def now(self, at: Any) -> None:
         self.times.append(at)
@@ -222,10 +261,21 @@ class FabricatedHarness:
     async def chat(self, chat_id: str) -> dict[str, Any]:
         return {"created_at": "2031-01-06T09:00:00Z"}
 
-    async def graph(self) -> dict[str, Any]:
+    async def graph(self, as_of: str | None = None) -> dict[str, Any]:
+        """Now: after the review, the adding node has its probe; as of a moment: the
+        memory then (0.4, a day and a half after the lesson's review)."""
         graph = offline_graph(add_state="verified", memory=True)
+        adding = graph["nodes"][1]
+        if as_of is not None:
+            self.as_of.append(as_of)
+            adding["memory"] = {
+                "stability": 2.0,
+                "retrievability": 0.4,
+                "last_review": "2031-01-06T09:00:00Z",
+            }
         if self.reviewed:
             graph["nodes"][2]["state"] = "resolved"
+            adding["probes"].append({"chat_id": "chat-2", "at": "2031-01-07T18:00:00Z"})
         return graph
 
     async def review_queue(self) -> dict[str, Any]:
@@ -284,9 +334,15 @@ def test_the_review_policy_scores_q3_q4_q5_on_fabricated_answers():
     anyio.run(live, track, [lesson], plan)
     assert fake.chats == [("Fractions", None), ("Review", "review")]
     assert result.records[0].shows_belief and result.records[1].review
-    assert result.pairs == [(0.4, True)]
+    assert [(p.kind, p.retrievability, p.correct) for p in result.pairs] == [
+        ("proposition", 0.4, True)
+    ]
+    assert result.pairs[0].elapsed == pytest.approx(1 + 9 / 24)  # 09:00 to 18:00 next day
+    assert fake.as_of == ["2031-01-07T17:59:59.999999+00:00"]  # just before the answer
     assert result.reviews["harness"] == 1 and result.reviews["fixed"] == 2 * 3
-    assert result.checks == [ResolveCheck(expected=True, held=False, state="resolved")]
+    assert result.checks == [
+        ResolveCheck(expected=True, held=False, state="resolved", node="3/node-x", last="recalled")
+    ]
     assert result.calibration == "calibrated" and result.missing == set()
     assert q3(result.checks, []).passed
     assert q4(result.pairs, []).figures["reviews"] == 1

@@ -34,12 +34,16 @@ def test_a_quick_run_drives_real_sessions_on_simulated_time_and_scores_them(tmp_
         # It read each node's teaching in the tutor's words, and a re-teach per miss.
         read = learner["lesson_texts_read"]
         assert read["teach"] == 3 and read.get("reteach", 0) <= learner["answers"] - 3
-        # The server stamped the lesson chat at the simulated day 0, 09:00, and each review
-        # chat (home offers one once GET /api/review has items) at a day's 18:00 — its clock
-        # is ours.
-        times = [t[:16] for t in learner["server_chat_times"]]
-        assert times[0] == "2031-01-06T09:00"
-        assert all(t.endswith("T18:00") for t in times[1:])
+        # The server stamped the lesson at the simulated day 0, 09:00 and each review at
+        # 18:00 of its day — its clock is ours.
+        lesson, *reviews = [t[:16] for t in learner["server_chat_times"]]
+        assert lesson == "2031-01-06T09:00"
+        assert [t[11:] for t in reviews] == ["18:00"] * len(reviews)
+        assert sorted(set(reviews)) == reviews and len(reviews) <= 3
+        # Each first probe of a node in a review has the harness's memory from before it.
+        rows = learner["review_points"]["rows"]
+        assert len(rows) <= learner["reviews"]["harness"]
+        assert all(0.0 <= row[2] <= 1.0 and row[4] >= 0.0 for row in rows)
         assert learner["reviews"]["fixed"] == 2 * 3  # days 1 and 3, three concepts
     curves = document["retention_mean"]
     assert set(curves) == {"none", "fixed", "harness"} and len(curves["none"]) == 4
