@@ -26,6 +26,7 @@ from bench.pedagogy.learner import PROFILES, Parameters, Profile
 from bench.pedagogy.report import mean_curves, plot, table, write_json
 from bench.pedagogy.scores import Score, q1, q2, q3, q4, q5, q6
 from bench.pedagogy.tracks import LearnerResult, Plan, run_learner
+from bench.pedagogy.whatif import rating_maps
 from bench.pedagogy.world import World, load_world
 
 HERE = Path(__file__).resolve().parent
@@ -130,11 +131,21 @@ def score(results: list[LearnerResult]) -> list[Score]:
         p: _mean([r.reviews.get(p, 0) for r in results]) for p in ("none", "fixed", "harness")
     }
     memory = sorted(m for m in missing if "memory" in m)
+    q4_score = q4([p for r in results for p in r.pairs], memory + review)
+    if q4_score.available:
+        q4_score.figures["rating_maps"] = rating_maps(
+            [
+                (r.histories[p.node_id], p.as_of, p.correct, p.retrievability)
+                for r in results
+                for p in r.pairs
+                if p.node_id in r.histories and p.as_of is not None
+            ]
+        )
     return [
         q1([s for r in results for s in r.samples]),
         q2([(r.seeded, r.final) for r in results], [_shown(r) for r in results]),
         q3([c for r in results for c in r.checks], review),
-        q4([p for r in results for p in r.pairs], memory + review),
+        q4_score,
         q5(verdicts, sorted(m for m in missing if "calibration" in m), _rated(results)),
         q6(horizon, reviews, review, _review_days(results)),
     ]

@@ -11,6 +11,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from fsrs.scheduler import DEFAULT_PARAMETERS
@@ -80,11 +81,13 @@ def agrees(truth: Truth, view: ConceptView) -> bool:
 
 
 MISS_CAUSES = {
-    "not → verified": "verified never fades (needs memory and `fading`, issue 19 item 1)",
-    "not → misconception": "a wrong guess made a misconception, or one stays open after the "
-    "belief is gone (issue 19 item 5)",
-    "knows → misconception": "a slip made a misconception, or one stays open after the "
-    "learner corrected it (issue 19 item 5)",
+    "not → verified": "the harness's retrievability is still ≥ the desired retention where the "
+    "learner's true recall is below it (see `cells`, and Q4's rating maps)",
+    "knows → fading": "the harness's retrievability fell below the desired retention before the "
+    "learner's recall did",
+    "knows → misconception": "a belief corrected by the lesson's re-teach stays open until a "
+    "later session's probe rejects it (by design: unaided, in a later session)",
+    "not → misconception": "a guess chose the distractor that names the belief",
     "knows → shaky": "an old miss still counts against a concept learned since",
 }
 """Why a Q1 cell (truth → harness verdict) misses, and what would close it."""
@@ -261,6 +264,9 @@ class ReviewPoint:
     """Days since the node's last review, fractional (the harness counts whole days)."""
     correct: bool
     mode: str
+    node_id: str = ""
+    as_of: datetime | None = None
+    """The moment the memory was read: a microsecond before the answer."""
 
     def to_json(self) -> list[Any]:
         return [
@@ -390,6 +396,13 @@ def q5(
         stats = {p: [gap_statistics(a) for a in runs] for p, runs in answers.items()}
         score.figures["mean_gap"] = {
             p: sorted(round(m, 3) for m, _ in runs) for p, runs in stats.items()
+        }
+        score.figures["mean_confidence_when_wrong"] = {
+            p: sorted(
+                round(sum(c for c, y in a if not y) / max(sum(1 for _, y in a if not y), 1), 2)
+                for a in runs
+            )
+            for p, runs in answers.items()
         }
         score.figures["answers_with_confidence"] = {
             p: sorted(len(a) for a in runs) for p, runs in answers.items()

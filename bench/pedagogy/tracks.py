@@ -35,6 +35,7 @@ from bench.pedagogy.scores import ResolveCheck, ReviewPoint, Sample
 from bench.pedagogy.server import HarnessServer
 from bench.pedagogy.session import run_session
 from bench.pedagogy.student import STEP, AnswerRecord, SimStudent, moment, resolution_due
+from bench.pedagogy.whatif import ProbeAt
 from bench.pedagogy.world import Concept, Lesson, World
 
 LESSON_GAP = 40 / (24 * 60)
@@ -68,6 +69,8 @@ class LearnerResult:
     final: dict[str, ConceptView] = field(default_factory=dict)
     checks: list[ResolveCheck] = field(default_factory=list)
     pairs: list[ReviewPoint] = field(default_factory=list)
+    histories: dict[str, list[ProbeAt]] = field(default_factory=dict)
+    """Each reviewed node's probes in the final graph (to re-fold them: `whatif`)."""
     """Q4: the harness's memory of each node before its first probe in a review."""
     calibration: str | None = None
     missing: set[str] = field(default_factory=set)
@@ -206,8 +209,23 @@ class HarnessTrack:
                     elapsed=elapsed,
                     correct=record.correct,
                     mode=record.mode,
+                    node_id=record.node_id,
+                    as_of=before,
                 )
             )
+
+    async def histories(self) -> None:
+        """Each reviewed node's probes as the final graph has them."""
+        reviewed = {p.node_id for p in self.result.pairs}
+        for node in (await self.api.graph()).get("nodes", []):
+            if node.get("id") in reviewed:
+                self.result.histories[str(node["id"])] = sorted(
+                    (
+                        ProbeAt(_instant(str(p["at"])), bool(p.get("correct")), p.get("confidence"))
+                        for p in node.get("probes", [])
+                    ),
+                    key=lambda p: p.at,
+                )
 
     async def resolve_checks(self, at: float) -> None:
         views = await self.views(at)
@@ -274,6 +292,7 @@ async def live(track: HarnessTrack, lessons: list[Lesson], plan: Plan) -> None:
     except NotAvailable as missing:
         result.missing.add(missing.api)
     result.final = await track.views(plan.days + CURVE_AT)
+    await track.histories()
     for policy, twin in baselines.items():
         days = plan.fixed_days if policy == "fixed" else ()
         result.retention[policy], result.reviews[policy] = simulate(

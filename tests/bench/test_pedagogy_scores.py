@@ -69,7 +69,9 @@ def offline_graph(*, add_state: str = "shaky", memory: bool = False) -> dict[str
                 "kind": "proposition",
                 "state": add_state,
                 "statement": ADD.statement,
-                "probes": [{"question": ADD.prompt}],
+                "probes": [
+                    {"question": ADD.prompt, "at": "2031-01-06T09:00:00Z", "correct": False}
+                ],
                 **extra,
             },
             {
@@ -339,6 +341,7 @@ def test_the_review_policy_scores_q3_q4_q5_on_fabricated_answers():
     ]
     assert result.pairs[0].elapsed == pytest.approx(1 + 9 / 24)  # 09:00 to 18:00 next day
     assert fake.as_of == ["2031-01-07T17:59:59.999999+00:00"]  # just before the answer
+    assert [p.at.day for p in result.histories["node-a"]] == [6, 7]  # to re-fold (whatif)
     assert result.reviews["harness"] == 1 and result.reviews["fixed"] == 2 * 3
     assert result.checks == [
         ResolveCheck(expected=True, held=False, state="resolved", node="3/node-x", last="recalled")
