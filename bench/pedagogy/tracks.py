@@ -3,11 +3,12 @@
 Day 0: the learner takes each lesson (a chat over the real WebSocket, ended through
 `POST /api/chats/{id}/extract`). Its hidden state is then forked into three policies:
 
-- `harness`: every day at 18:00 the learner opens home; when `GET /api/review` offers
-  items it takes a review chat (`POST /api/chats {"mode": "review"}`) and ends it. The
-  graph is read at the sample days (Q1) and after each review (Q3); the review queue's
-  retrievability of each probed node is the prediction Q4 scores; `GET /api/calibration`
-  at the end gives Q5's verdict;
+- `harness`: every day at 18:00 (a minute later each day) the learner opens home; when
+  `GET /api/review` offers items it takes a review chat (`POST /api/chats {"mode":
+  "review"}`) and ends it. The graph is read at the sample days (Q1) and after each review
+  (Q3); each reviewed node's memory just before its first probe in the review
+  (`GET /api/graph?as_of=`) is the prediction Q4 scores; `GET /api/calibration` at the
+  end gives Q5's verdict;
 - `none`: no review;
 - `fixed`: each lesson question again 1, 3, 7, 14 and 30 days after the lesson, with the
   verdict shown (the simulator grades it by the lesson's key).
@@ -42,7 +43,12 @@ LESSON_GAP = 40 / (24 * 60)
 CURVE_AT = 8 / 24
 """17:00: when retention is taken and the graph sampled (before the day's review)."""
 REVIEW_AT = 9 / 24
-"""18:00: when the learner opens home."""
+"""18:00: when the learner opens home on day 0."""
+HOME_DRIFT = 1 / (24 * 60)
+"""Home opens a minute later each day (18:00 on day 0, 19:00 on day 60): the harness counts
+whole days since a review, and a review exactly one day after the last, both at 18:00 and
+a session's real seconds apart, would sit on that boundary — due or not by milliseconds,
+so a run would not repeat itself. A minute a day keeps k days apart at k whole days."""
 MEMORY_API = "`memory` on GET /api/graph nodes"
 REVIEW_API = "GET /api/review"
 REVIEW_CHAT_API = 'POST /api/chats {"mode": "review"}'
@@ -286,7 +292,7 @@ async def live(track: HarnessTrack, lessons: list[Lesson], plan: Plan) -> None:
         if day in plan.sample_days:
             await track.sample(day)
         if day < plan.days:
-            await track.home(day + REVIEW_AT)
+            await track.home(day + REVIEW_AT + day * HOME_DRIFT)
     try:
         result.calibration = str((await track.api.calibration()).get("verdict"))
     except NotAvailable as missing:
