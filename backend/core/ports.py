@@ -182,6 +182,10 @@ class TurnClaims(Protocol):
 
     async def release(self, chat_id: str) -> None: ...
 
+    async def elsewhere(self, chat_id: str) -> bool:
+        """Whether another process holds the chat's claim now (a turn runs there)."""
+        ...
+
 
 class ProcessLocks(Protocol):
     """Mutual exclusion per key across the processes sharing a learner's store: `hold(key)`

@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
+import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect, WebSocketException
 from litestar.params import FromPath
 
-from backend.core.errors import NotFound
+from backend.core.errors import HarnessError, NotFound
 from backend.core.ids import is_valid_id
 from backend.core.views import MAX_PAGE, WHOLE, Page
 from backend.server.dispatch import offer_error, receive
@@ -25,6 +26,7 @@ from backend.server.ownership import owned
 from backend.server.security import SignInCheck, sign_in_check
 from backend.server.services import Services
 from backend.server.ws_send import writer
+from shared_contracts.chat import ChatView
 from shared_contracts.frames import MAX_INBOUND_FRAME_BYTES, Snapshot
 
 log = logging.getLogger("harness.ws")
@@ -90,6 +92,7 @@ async def _session(
     try:
         if view is None:  # not in memory after all: read it (frames meanwhile may repeat)
             view = await services.chats.view(chat_id, page)
+        view = await _running_elsewhere(services, chat_id, view)
         await socket.send_text(ENCODER.encode(Snapshot(chat=view)).decode())
         del view  # the session holds its chat (`held`), not this first snapshot of it
         await _serve(socket, services, connection, check)
@@ -97,6 +100,19 @@ async def _session(
         pass
     finally:
         services.hub.disconnect(connection)
+
+
+async def _running_elsewhere(services: Services, chat_id: str, view: ChatView) -> ChatView:
+    """The view, showing a turn another worker runs as running (its end reaches this
+    socket: `turn_finished`, then the chat re-read). One process: as it is, no await."""
+    if view.turn_running or not services.coordination.fanout.remote:
+        return view
+    try:
+        elsewhere = await services.coordination.claims.elsewhere(chat_id)
+    except HarnessError as exc:  # the snapshot goes out as this worker knows the chat
+        log.warning("[chat %s] could not ask whether a turn runs elsewhere: %s", chat_id, exc)
+        return view
+    return msgspec.structs.replace(view, turn_running=True) if elsewhere else view
 
 
 async def _serve(

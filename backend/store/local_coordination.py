@@ -22,6 +22,9 @@ class LocalTurnClaims:
     async def release(self, chat_id: str) -> None:
         return None
 
+    async def elsewhere(self, chat_id: str) -> bool:
+        return False
+
 
 class LocalProcessLocks:
     """One process: no other process to exclude."""

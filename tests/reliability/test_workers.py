@@ -76,6 +76,8 @@ def test_a_turn_on_one_worker_is_busy_on_the_other_and_both_see_it_end(pair, dat
             await on_b.send(LEARN)
             refused = (await until(on_b, "error"))[-1]
             assert refused["code"] == "busy", refused
+            async with websockets.connect(chat_ws(b, chat)) as late:  # joins mid-turn
+                assert (await until(late, "snapshot"))[-1]["chat"]["turn_running"]
             await until(on_a, "turn_finished")
             seen = await until(on_b, "snapshot")  # the other worker re-reads the chat
             assert seen[-2]["type"] == "turn_finished"

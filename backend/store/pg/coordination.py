@@ -67,6 +67,18 @@ _NOTICE = msgspec.json.Decoder(Notice)
 _ENCODE = msgspec.json.Encoder().encode
 
 
+_HELD_ELSEWHERE = """
+SELECT EXISTS (
+    SELECT 1 FROM pg_locks
+    WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1
+      AND pid <> pg_backend_pid())
+"""
+"""A 64-bit advisory key shows in `pg_locks` as (classid, objid) = its high and low
+halves, with objsubid 1."""
+
+
 def lock_key(kind: str, learner_id: str, key: str) -> int:
     """A 64-bit advisory lock key for (kind, learner, key) (collisions: ~2^-64 a pair)."""
     digest = hashlib.blake2b(f"{kind}\0{learner_id}\0{key}".encode(), digest_size=8).digest()
@@ -139,6 +151,12 @@ class LockSession:
         self._shared.add(key)
         return alone
 
+    async def held_elsewhere(self, key: int) -> bool:
+        """Whether another session holds `key` (exclusively) now."""
+        unsigned = key & 0xFFFF_FFFF_FFFF_FFFF
+        found = await self._scalar(_HELD_ELSEWHERE, unsigned >> 32, unsigned & 0xFFFF_FFFF)
+        return bool(found)
+
     async def unlock(self, key: int) -> None:
         """Release one hold of `key` (a lost connection has released it already)."""
         if self._held[key] <= 0:
@@ -154,13 +172,13 @@ class LockSession:
     async def close(self) -> None:
         await self._conn.close()
 
-    async def _scalar(self, sql: str, key: int) -> object:
+    async def _scalar(self, sql: str, *params: int) -> object:
         async with self._conn.lock:
             try:
                 conn, new = await self._conn.get()
                 if new and (self._held or self._shared):
                     await self._take_again(conn)
-                cur = await conn.execute(sql, (key,))
+                cur = await conn.execute(sql, params)
                 row = await cur.fetchone()
             except psycopg.Error as exc:
                 await self._conn.drop()
@@ -296,6 +314,9 @@ class PgTurnClaims:
 
     async def release(self, chat_id: str) -> None:
         await self._session.unlock(lock_key("turn", self._learner, chat_id))
+
+    async def elsewhere(self, chat_id: str) -> bool:
+        return await self._session.held_elsewhere(lock_key("turn", self._learner, chat_id))
 
 
 class PgProcessLocks:

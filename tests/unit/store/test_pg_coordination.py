@@ -46,7 +46,10 @@ async def test_a_claim_excludes_the_other_process_until_released(pg_url):
         assert not await second.claim("chat-1")
         assert await second.claim("chat-2")  # another chat is free
         assert await two.for_learner(new_learner()).claims.claim("chat-1")  # another learner
+        assert await second.elsewhere("chat-1") and not await first.elsewhere("chat-1")
+        assert not await second.elsewhere("chat-3")
         await first.release("chat-1")
+        assert not await second.elsewhere("chat-1")
         assert await second.claim("chat-1")
 
 
