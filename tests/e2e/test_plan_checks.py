@@ -1,7 +1,8 @@
 """Prerequisite checks in the plan panel, in a real browser on the offline tutor (issue 19
 item 7): a second fractions lesson rests on a prerequisite no session has shown, so the plan
-gets a "check first" row saying what needs it and why; when the tutor moves past it
-unprobed, the row says "not checked". Advisory only: the lesson goes on. Axe finds nothing."""
+gets a "check first" row saying what needs it and why; the tutor checks it before what
+rests on it, and answered right the row is done (a check moved past unprobed, "not
+checked", is drawn in tests/ui/test_plan_marks.py). Axe finds nothing."""
 
 from __future__ import annotations
 
@@ -43,14 +44,18 @@ async def test_a_weak_prerequisite_is_a_check_first_row(own_data: Servers, page:
     await page.screenshot(path=artifacts / "plan-check-first.png")
     assert await axe_violations(page) == []
 
-    # The tutor moves on to what rests on the check without probing it: "not checked".
+    # Before teaching what rests on it, the tutor checks it; answered right, it is done.
     await page.locator("#answer-input").fill("denominator")
     await page.locator("#answer-input").press("Enter")
     await expect(page.locator("#question-dock")).to_have_attribute("data-kind", "ask_user")
     await page.get_by_role("button", name="A bit unsure").click()
     await page.locator("#submit-answer").click()
     await expect(page.locator("#question-dock")).to_have_attribute("data-kind", "numeric")
-    skipped = page.locator(".lh-plan-skipped", has_text="Multiplying and dividing")
-    await expect(skipped).to_contain_text("not checked")
-    await expect(skipped.get_by_label("moved past")).to_be_visible()
-    await page.locator("#plan-rows").screenshot(path=artifacts / "plan-check-skipped.png")
+    await expect(page.locator("#question-prompt")).to_contain_text("6")
+    await page.locator("#answer-input").fill("24")
+    await page.locator("#answer-input").press("Enter")
+    checked = page.locator(".lh-plan-done", has_text="Multiplying and dividing")
+    await expect(checked).to_be_visible()
+    await expect(checked).not_to_contain_text("check first")
+    await expect(checked.get_by_label("done")).to_be_visible()
+    await page.locator("#plan-rows").screenshot(path=artifacts / "plan-check-done.png")
