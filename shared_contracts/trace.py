@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from shared_contracts.base import Record
+from shared_contracts.base import Id, Record
 from shared_contracts.extraction import ExtractorOutput
 from shared_contracts.jobs import Job
 from shared_contracts.model_io import ModelMessage, ModelRequest, Usage
@@ -194,6 +194,8 @@ class MarkEvent(TraceEvent, tag="mark", kw_only=True, frozen=True):
     config: dict[str, str] = msgspec.field(default_factory=dict)
     graph_counts: dict[str, int] = msgspec.field(default_factory=dict)
     graph_hash: str = ""
+    material_id: Id | msgspec.UnsetType = msgspec.UNSET
+    """`chat_created`: the learner's document the chat teaches from (unset: none)."""
 
 
 class ClockEvent(TraceEvent, tag="clock", kw_only=True, frozen=True):

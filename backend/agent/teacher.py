@@ -12,8 +12,10 @@
 - a `quiz` or `ask_user_question` ends its turn; the learner's answer is graded by the
   server (the key never leaves it) and comes back as the tool output;
 - a step with no tool call ends the turn; an empty or cut reply is told to the learner;
-- it never sees more than the transcript, the plan and the graph-context block (rendered
-  once, at the session's first turn).
+- it never sees more than the transcript, the plan, the graph-context block and, when the
+  learner has documents, the material block (both rendered once, at the session's first
+  turn); only then is it offered `search_material` and passages on plan nodes, whose text
+  is quoted as data and whose quotes the server checks word for word.
 """
 
 from __future__ import annotations
@@ -51,16 +53,18 @@ def load_template() -> str:
     return _TEMPLATE
 
 
-_RENDERED: weakref.WeakValueDictionary[tuple[str, str | None], RenderedPrompt] = (
+_RENDERED: weakref.WeakValueDictionary[tuple[str, str | None, str], RenderedPrompt] = (
     weakref.WeakValueDictionary()
 )
 
 
-def render_system_prompt(graph_context: str, template: str | None = None) -> RenderedPrompt:
-    """The system prompt for a context block. Turns running at the same time on the same
-    inputs share one rendered copy; none is kept once no turn holds it (a session between
-    turns holds only its block)."""
-    key = (graph_context, template)
+def render_system_prompt(
+    graph_context: str, template: str | None = None, material_context: str = ""
+) -> RenderedPrompt:
+    """The system prompt for a context block (and the learner's material block, if any).
+    Turns running at the same time on the same inputs share one rendered copy; none is
+    kept once no turn holds it (a session between turns holds only its block)."""
+    key = (graph_context, template, material_context)
     found = _RENDERED.get(key)
     if found is not None:
         return found
@@ -69,6 +73,8 @@ def render_system_prompt(graph_context: str, template: str | None = None) -> Ren
     if graph_context.strip():
         text += "\n## What this learner already knows (their knowledge graph)\n\n"
         text += graph_context.strip() + "\n"
+    if material_context.strip():
+        text += "\n## The learner's own material\n\n" + material_context.strip() + "\n"
     prompt = RenderedPrompt(TEMPLATE_ID, _template_hash(body), graph_context, text)
     _RENDERED[key] = prompt
     return prompt
@@ -83,15 +89,16 @@ class Teacher:
     """One model, one rendered prompt; `stream(record)` is one step of the turn loop (its
     rules: the module docstring)."""
 
-    def __init__(self, model: ChatModel, prompt: RenderedPrompt) -> None:
+    def __init__(self, model: ChatModel, prompt: RenderedPrompt, material: bool = False) -> None:
         self.model = model
         self.prompt = prompt
+        self._tools = list(tool_specs(material))
 
     def _request(self, record: ChatRecord) -> ModelRequest:
         return ModelRequest(
             role="teacher",
             messages=to_model_messages(record, self.prompt.text),
-            tools=list(tool_specs()),
+            tools=self._tools,
         )
 
     def stream(self, record: ChatRecord) -> AsyncIterator[ModelEvent]:
@@ -100,5 +107,9 @@ class Teacher:
         return self.model.stream(self._request(record))
 
 
-def create_teacher(model: ChatModel, graph_context: str, template: str | None = None) -> Teacher:
-    return Teacher(model, render_system_prompt(graph_context, template))
+def create_teacher(
+    model: ChatModel, graph_context: str, template: str | None = None, material_context: str = ""
+) -> Teacher:
+    """A teacher; with a material block, the material tools too."""
+    prompt = render_system_prompt(graph_context, template, material_context)
+    return Teacher(model, prompt, material=bool(material_context))

@@ -41,3 +41,13 @@ def markdown_literal(text: str) -> str:
     """`text` escaped so Markdown shows it as written: no emphasis, link, image, HTML,
     heading or math from a document's words (the UI also never renders raw HTML)."""
     return _MARKDOWN_ACTIVE.sub(r"\\\1", text)
+
+
+_INLINE_ACTIVE = re.compile(r"([\\`*_{}\[\]<>!|~$&#])")
+
+
+def inline_literal(text: str) -> str:
+    """A title shown inside Markdown, escaped only where Markdown would act on it (emphasis,
+    link, image, HTML, math): a document's heading shows as written, and a plain title
+    (a built-in lesson's) is left exactly as it is."""
+    return _INLINE_ACTIVE.sub(r"\\\1", text)

@@ -13,6 +13,8 @@ from backend.cli.data import cmd_verify
 from backend.cli.doctor import MODEL_PROBE_SECONDS, cmd_doctor
 from backend.cli.errors import CliError
 from backend.cli.learner import cmd_graph, cmd_review, graph_arguments, review_arguments
+from backend.cli.materials import add_arguments as material_arguments
+from backend.cli.materials import cmd_materials
 from backend.cli.moving import cmd_migrate
 from backend.cli.portable import (
     EXPORT_DETAILS,
@@ -42,6 +44,7 @@ SETTINGS_HELP = """settings (environment, or a .env file in the current director
   LH_DESIRED_RETENTION      recall below which a proposition is due (0.9)
   LH_API_TOKEN              when set, HTTP and WebSocket clients must carry it
   LH_WORKERS                API processes `harness serve` starts (1; more need LH_DATABASE_URL)
+  LH_MATERIAL_MAX_MB        the largest document an upload takes (20)
   provider keys are litellm's own variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
 
 start here: `harness run`, then open the UI address it prints."""
@@ -104,6 +107,16 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
         cmd_migrate,
     ),
     (
+        "materials",
+        "the learner's own documents: add, list, search, remove",
+        "harness materials add FILE      a PDF, Markdown or plain-text file (type read from"
+        "\n                                its bytes); exit 1 with the reason if refused"
+        "\nharness materials list          id, title, kind, pages, chunks"
+        "\nharness materials search QUERY  the best passages (--limit N)"
+        "\nharness materials remove ID     the material, its text and index entries",
+        cmd_materials,
+    ),
+    (
         "replay",
         "re-run a recorded session strictly, fork it, or diff two",
         "harness replay CHAT_ID                          exit 0 when identical, else 1 and"
@@ -130,6 +143,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "import": import_arguments,
     "review": review_arguments,
     "graph": graph_arguments,
+    "materials": material_arguments,
 }
 
 

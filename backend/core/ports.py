@@ -163,7 +163,10 @@ class MaterialStore(Protocol):
 
 class SearchPort(Protocol):
     """Full-text search over a learner's materials: the best chunks for `query` (BM25), of
-    one material or all, maybe none; and the stored page text a quote is checked against."""
+    one material or all, maybe none; the stored page text a quote is checked against; and
+    whether there is anything to search at all."""
+
+    async def has_material(self) -> bool: ...
 
     async def search(
         self, query: str, *, limit: int = 8, material_id: str | None = None

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import anyio
+import msgspec
 
 from backend.core.errors import ModelError, NotFound
 from backend.core.ports import ChatModel, LedgerBatch, LedgerCursor
@@ -104,6 +105,7 @@ async def _session(
     cassette = Cassette(recorded, fork_turn)
     stores = build_stores(work_dir)
     await _seed_graph(source, stores, (created or started).graph_counts)
+    await _seed_materials(source, stores)
     tracer = Tracer(
         stores.traces, stores.chats, stores.graph, player=cassette, config=started.config
     )
@@ -116,6 +118,7 @@ async def _session(
         updated_at=at,
         model=fork_model if live else started.config.get("teacher", OFFLINE),
         forked_from=None if fork_turn is None else ForkOrigin(chat_id=chat_id, from_turn=fork_turn),
+        material_id=created.material_id if created else msgspec.UNSET,
     )
     return Session(recorded, started.config, cassette, stores, tracer, record, live)
 
@@ -180,6 +183,13 @@ def _first_clock(events: Sequence[AnyTraceEvent]) -> datetime:
 
 def _budget(events: Sequence[AnyTraceEvent], stall_s: float) -> float:
     return stall_s * 4 + 0.05 * len(events)
+
+
+async def _seed_materials(source: Stores, target: Stores) -> None:
+    """The learner's documents, as the teacher's material block and its searches read them
+    (their text and index; the original files stay where they are)."""
+    for material in await source.materials.list_all():
+        await target.materials.add(material, await source.materials.text(material.id), b"")
 
 
 async def _seed_graph(source: Stores, target: Stores, counts: dict[str, int]) -> None:

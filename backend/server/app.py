@@ -15,6 +15,7 @@ from backend.server.account_routes import ACCOUNT_ROUTES
 from backend.server.accounts import AccountService
 from backend.server.errors import EXCEPTION_HANDLERS
 from backend.server.learners import Learners, open_learners
+from backend.server.material_routes import materials_router
 from backend.server.openapi import openapi_config
 from backend.server.passwords import Argon2Passwords, Passwords
 from backend.server.routes import ROUTES
@@ -59,6 +60,7 @@ def create_app(
         route_handlers=[
             *ROUTES,
             *(ACCOUNT_ROUTES if settings.auth == "accounts" else ()),
+            materials_router(settings.material_max_bytes),
             chat_socket,
         ],
         lifespan=[lifespan],

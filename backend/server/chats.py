@@ -7,13 +7,17 @@ from contextlib import AbstractAsyncContextManager
 
 import msgspec
 
-from backend.core.ports import ChatStore, Clock, IdGen, TurnObserver
+from backend.core.errors import NotFound
+from backend.core.ids import require_id
+from backend.core.ports import ChatStore, Clock, IdGen, MaterialStore, TurnObserver
 from backend.core.summaries import chat_summary
 from backend.core.views import WHOLE, Page, chat_view
 from backend.server.turn.turns import Turns
 from shared_contracts.chat import UNTITLED, ChatMode, ChatRecord, ChatSummary, ChatView
 
 REVIEW_TITLE = "Review"
+
+TITLE_CHARS = 200
 
 
 class ChatService:
@@ -26,33 +30,58 @@ class ChatService:
         ids: IdGen,
         observer: TurnObserver,
         turns: Turns,
+        materials: MaterialStore | None = None,
     ) -> None:
         self._chats = chats
         self._clock = clock
         self._ids = ids
         self._observer = observer
         self._turns = turns
+        self._materials = materials
 
-    async def create(self, title: str | None = None, *, mode: ChatMode = "lesson") -> ChatSummary:
-        record = await self.create_record(title, mode=mode)
+    async def create(
+        self,
+        title: str | None = None,
+        *,
+        mode: ChatMode = "lesson",
+        material_id: str | None = None,
+    ) -> ChatSummary:
+        record = await self.create_record(title, mode=mode, material_id=material_id)
         return chat_summary(record)
 
     async def create_record(
-        self, title: str | None = None, *, mode: ChatMode = "lesson"
+        self,
+        title: str | None = None,
+        *,
+        mode: ChatMode = "lesson",
+        material_id: str | None = None,
     ) -> ChatRecord:
-        """A new chat; a review's record says so (a lesson's writes no mode, as before)."""
+        """A new chat; a review's record says so (a lesson's writes no mode, as before); with
+        `material_id` (one of the learner's documents, else `NotFound`) a lesson taught from
+        that document, titled after it unless `title` is given."""
+        default_title = REVIEW_TITLE if mode == "review" else UNTITLED
+        if material_id is not None:
+            default_title = await self._material_title(material_id)
         now = self._clock.now()
         record = ChatRecord(
             id=self._ids.new("chat"),
-            title=(title or "").strip() or (REVIEW_TITLE if mode == "review" else UNTITLED),
+            title=(title or "").strip() or default_title,
             created_at=now,
             updated_at=now,
             model=self._turns.config.model_label,
             mode="review" if mode == "review" else msgspec.UNSET,
+            material_id=material_id if material_id is not None else msgspec.UNSET,
         )
         await self._chats.create(record)
         await self._observer.chat_created(record)
         return record
+
+    async def _material_title(self, material_id: str) -> str:
+        require_id(material_id, "material id")
+        if self._materials is None:
+            raise NotFound(f"no material {material_id!r}")
+        found = await self._materials.get(material_id)
+        return " ".join(found.title.split())[:TITLE_CHARS] or UNTITLED
 
     def held(self, chat_id: str) -> AbstractAsyncContextManager[None]:
         """While a learner's session is open: its chat stays decoded (see `ChatStore.held`)."""

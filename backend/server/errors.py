@@ -18,6 +18,7 @@ from backend.core.errors import (
     HarnessError,
     InvalidId,
     InvalidMoment,
+    MaterialRejected,
     ModelError,
     NotFound,
     NotSignedIn,
@@ -43,6 +44,9 @@ STATUS: dict[type[HarnessError], int] = {
     NotSignedIn: 401,
     TooManyAttempts: 429,
 }
+REJECTED_STATUS = {"too_large": 413, "unsupported_type": 415}
+"""A refused upload's status by its reason; any other reason (unreadable, encrypted,
+scanned, empty, not what its name says) is 422."""
 
 
 # -- frames ---------------------------------------------------------------------------
@@ -81,6 +85,9 @@ def _body(
 
 
 def harness_error(_: Request[Any, Any, Any], exc: HarnessError) -> Response[ErrorBody]:
+    if isinstance(exc, MaterialRejected):
+        log.info("upload refused (%s): %s", exc.reason, exc)
+        return _body(REJECTED_STATUS.get(exc.reason, 422), exc.public_message(), exc.reason)
     status = next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 400)
     if status >= 500:
         log.error("request failed: %s", exc)

@@ -22,7 +22,7 @@ from backend.agent.jobs.researcher import create_researcher
 from backend.agent.jobs.visual_maker import create_visual_maker
 from backend.agent.litellm_model import LitellmChatModel
 from backend.agent.offline.tutor import OfflineTutor
-from backend.core.ports import ChatModel
+from backend.core.ports import ChatModel, MaterialStore, SearchPort
 from backend.server.settings import Settings
 from backend.tracing.player import SHUTDOWN_KEY, SHUTDOWN_RECORDED
 
@@ -53,26 +53,35 @@ def build_roles(
     teacher: ChatModel | None = None,
     stages: tuple[Extractor, Auditor] | None = None,
     agents: Mapping[str, SubAgent] | None = None,
+    materials: MaterialStore | None = None,
+    search: SearchPort | None = None,
 ) -> Roles:
     """Every role from `settings`; a given teacher, stages or agents are used instead
-    (given stages and agents as they are: only their results are recorded)."""
+    (given stages and agents as they are: only their results are recorded). The learner's
+    `materials` reach the offline tutor (it teaches any document) and `search` the
+    researcher (its notes cite them)."""
 
     def model(name: str) -> ChatModel:
         return wrap(make_model(name))
 
     extractor, auditor = stages or build_extraction_stages(settings, model)
     return Roles(
-        teacher=wrap(teacher or teacher_model(settings.model, make_model)),
+        teacher=wrap(teacher or teacher_model(settings.model, make_model, materials)),
         extractor=extractor,
         auditor=auditor,
-        agents=dict(agents) if agents is not None else build_subagents(settings, model),
+        agents=dict(agents) if agents is not None else build_subagents(settings, model, search),
     )
 
 
-def teacher_model(spec: str | None, make_model: ModelFactory = LitellmChatModel) -> ChatModel:
-    """The teacher for a model string (`offline`, or none: the offline tutor)."""
+def teacher_model(
+    spec: str | None,
+    make_model: ModelFactory = LitellmChatModel,
+    materials: MaterialStore | None = None,
+) -> ChatModel:
+    """The teacher for a model string (`offline`, or none: the offline tutor, which reads
+    the learner's `materials` to teach a document)."""
     if not spec or spec == OFFLINE:
-        return OfflineTutor()
+        return OfflineTutor(materials=materials)
     return make_model(spec)
 
 
@@ -91,12 +100,15 @@ def build_extraction_stages(settings: Settings, model: ModelFactory) -> tuple[Ex
     return extractor, auditor
 
 
-def build_subagents(settings: Settings, model: ModelFactory) -> dict[str, SubAgent]:
+def build_subagents(
+    settings: Settings, model: ModelFactory, search: SearchPort | None = None
+) -> dict[str, SubAgent]:
+    """The sub-agents; the researcher (offline or not) searches the learner's materials."""
     if not settings.subagent_model:
-        return {kind: agent for kind, agent in offline_subagents().items()}
+        return {kind: agent for kind, agent in offline_subagents(search).items()}
     sub = model(settings.subagent_model)
     return {
-        "research": create_researcher(sub),
+        "research": create_researcher(sub, search),
         "demo": create_demo_builder(sub),
         "visual": create_visual_maker(sub),
     }

@@ -58,6 +58,7 @@ ERRORS = {
 }
 BAD_BODY = {400: ResponseSpec(ErrorBody, description="invalid body")}
 BAD_QUERY = {400: ResponseSpec(ErrorBody, description="invalid query parameter")}
+CREATE_ERRORS = {**BAD_BODY, 404: ResponseSpec(ErrorBody, description="no such material")}
 TRACE_ERRORS = {
     **ERRORS,
     409: ResponseSpec(ErrorBody, description="a turn is running"),
@@ -84,14 +85,16 @@ def chats_options(request: AnyRequest) -> Response[None]:
     return Response(content=None, status_code=204, headers={"Allow": ", ".join(methods)})
 
 
-@post("/api/chats", status_code=201, responses=BAD_BODY)
+@post("/api/chats", status_code=201, responses=CREATE_ERRORS)
 async def create_chat(
     request: AnyRequest, data: Annotated[CreateChat | None, Body()] = None
 ) -> ChatSummary:
+    """A new chat (a lesson, or a review with `mode`); with `material_id`, a lesson taught
+    from that document (404 when the learner has no such material)."""
     chats = (await services_of(request)).chats
     if data is None:
         return await chats.create()
-    return await chats.create(data.title, mode=data.mode)
+    return await chats.create(data.title, mode=data.mode, material_id=data.material_id)
 
 
 @get("/api/chats")

@@ -31,6 +31,7 @@ from backend.core.review_session import render_review_block
 from backend.core.trace_views import without_key
 from backend.server.chats import ChatService
 from backend.server.hub import ENCODER, ChatHub
+from backend.server.materials import MaterialService
 from backend.server.models import build_roles
 from backend.server.recording import recorded_stores, recording_tracer
 from backend.server.runtime import RandomIds, clock_from
@@ -42,6 +43,7 @@ from backend.server.stores import (
     open_coordination_factory,
     open_local_stores,
 )
+from backend.server.turn.material import MaterialDesk
 from backend.server.turn.runner import TurnRunner
 from backend.server.turn.seams import ContextRequest, SessionGraph, TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
@@ -89,11 +91,20 @@ class Services:
         self.task_group = task_group
         self.coordination = ports.coordination
         self.hub = ChatHub(tracer, ports.coordination.fanout)
+        self.materials = MaterialService(
+            ports.stores.materials,
+            ports.stores.search,
+            ports.clock,
+            ports.ids,
+            max_bytes=settings.material_max_bytes,
+        )
         self.graph, self.extraction = self._graph_channels(ports)
         self.jobs = self._job_runner(ports)
         turns = self._turns(ports, template)
         self.turns = TurnRunner(turns, self.hub, task_group, tracer, ports.coordination.claims)
-        self.chats = ChatService(ports.stores.chats, ports.clock, ports.ids, tracer, turns)
+        self.chats = ChatService(
+            ports.stores.chats, ports.clock, ports.ids, tracer, turns, ports.stores.materials
+        )
 
     def _graph_channels(self, ports: Ports) -> tuple[GraphReader, ExtractionService]:
         """The read channel and the write channel's trigger, over one folded graph."""
@@ -159,6 +170,7 @@ class Services:
             seams=seams,
             observer=self.tracer,
             config=config,
+            desk=MaterialDesk(ports.stores.materials, ports.stores.search),
         )
 
     def idle(self, chat_id: str) -> bool:
@@ -250,20 +262,18 @@ async def open_services(
     stores are opened here (files, or PostgreSQL with `LH_DATABASE_URL`) and closed
     after every unit has ended."""
     async with AsyncExitStack() as stack:
-        if stores is None:
-            stores = await stack.enter_async_context(
-                open_local_stores(settings.data_dir, settings.database_url)
-            )
-        if coordination is None:
-            factory = await stack.enter_async_context(
-                open_coordination_factory(settings.database_url)
-            )
-            coordination = factory.for_learner(LOCAL_LEARNER)
+        stores, coordination = await _opened(stack, settings, stores, coordination)
         tracer = tracer or recording_tracer(stores, settings)
         if clock is None and settings.clock_file is not None:
             log.warning("[clock] simulated time from %s (bench only)", settings.clock_file)
         roles = build_roles(
-            settings, wrap=tracer.model, teacher=model, stages=extraction_stages, agents=subagents
+            settings,
+            wrap=tracer.model,
+            teacher=model,
+            stages=extraction_stages,
+            agents=subagents,
+            materials=stores.materials,  # the offline tutor teaches any of them
+            search=stores.search,  # the researcher cites them
         )
         ports = Ports(
             stores=recorded_stores(tracer, stores),  # chat and graph access: sync points
@@ -300,6 +310,23 @@ async def _recover_jobs(services: Services, coordination: Coordination) -> None:
     recovered = len(await services.jobs.recover())
     if recovered:
         log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)
+
+
+async def _opened(
+    stack: AsyncExitStack,
+    settings: Settings,
+    stores: Stores | None,
+    coordination: Coordination | None,
+) -> tuple[Stores, Coordination]:
+    """The given stores and coordination, or the local learner's, opened on `stack`."""
+    if stores is None:
+        stores = await stack.enter_async_context(
+            open_local_stores(settings.data_dir, settings.database_url)
+        )
+    if coordination is None:
+        factory = await stack.enter_async_context(open_coordination_factory(settings.database_url))
+        coordination = factory.for_learner(LOCAL_LEARNER)
+    return stores, coordination
 
 
 @asynccontextmanager

@@ -52,9 +52,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     `accounts`, every request belongs to a signed-in learner."""
     session_hours: int = 12
     """`LH_SESSION_HOURS`: how long a sign-in's token lasts."""
+    material_max_mb: int = 20
+    """The largest document `POST /api/materials` and `harness materials add` take."""
     clock_file: Path | None = None
     """Bench only (`LH_CLOCK_FILE`): the server's now is read from this file (`FileClock`).
     Set at start-up from the environment; no request can reach it."""
+
+    @property
+    def material_max_bytes(self) -> int:
+        return self.material_max_mb * 1_000_000
 
     @property
     def offline(self) -> bool:
@@ -180,6 +186,7 @@ def load_settings(env: Mapping[str, str] | None = None, dotenv: Path | None = No
         database_url=_database_url(source, text("LH_DATABASE_URL")),
         workers=_int(source, "LH_WORKERS", default.workers, 1, MAX_WORKERS),
         desired_retention=_retention(source, "LH_DESIRED_RETENTION", default.desired_retention),
+        material_max_mb=_int(source, "LH_MATERIAL_MAX_MB", default.material_max_mb, 1, 1000),
         clock_file=_clock_file(source, text("LH_CLOCK_FILE")),
     )
 

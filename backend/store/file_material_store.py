@@ -91,6 +91,9 @@ class FileMaterialStore:
         found = await anyio.to_thread.run_sync(self._list_sync)
         return sorted(found, key=lambda m: (m.created_at is not None, m.created_at, m.id))[::-1]
 
+    async def has_material(self) -> bool:
+        return bool(await anyio.to_thread.run_sync(self._files.ids))
+
     def _list_sync(self) -> list[Material]:
         out = []
         for material_id in self._files.ids():

@@ -80,6 +80,7 @@ class TraceHooks:
             config=self.config,
             graph_counts=counts,
             graph_hash=graph,
+            material_id=record.material_id,
         )
         self._recorder.emit(record.id, event)
 

@@ -151,6 +151,9 @@ async def test_a_failing_search_leaves_the_others_usable(store) -> None:
         async def page_text(self, material_id, page):
             return await store.page_text(material_id, page)
 
+        async def has_material(self):
+            return True
+
     flaky = Flaky()
     model = ScriptedModel(
         [

@@ -30,7 +30,7 @@ ID_ERRORS = frozenset({400, 404})
 
 PROTOCOL_ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", 200, body="Health"),
-    Route("POST", "/api/chats", 201, frozenset({400}), body="ChatSummary"),
+    Route("POST", "/api/chats", 201, ID_ERRORS, body="ChatSummary"),
     Route("GET", "/api/chats", 200, body="ChatSummary", array=True),
     Route("GET", "/api/chats/{chat_id}", 200, ID_ERRORS, body="ChatView"),
     Route("POST", "/api/chats/{chat_id}/extract", 202, ID_ERRORS, body="ExtractAccepted"),
@@ -41,6 +41,11 @@ PROTOCOL_ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/jobs/{job_id}", 200, ID_ERRORS, body="Job"),
     Route("GET", "/api/chats/{chat_id}/trace", 200, ID_ERRORS),
     Route("GET", "/api/export", 200, frozenset({400}), query=True),  # a zip: no JSON body
+    Route("POST", "/api/materials", 201, frozenset({400, 413, 415, 422}), body="Material"),
+    Route("GET", "/api/materials", 200, body="Material", array=True),
+    Route("GET", "/api/materials/search", 200, frozenset({400}), body="SearchHits", query=True),
+    Route("GET", "/api/materials/uploads/{upload_id}", 200, ID_ERRORS, body="IngestProgress"),
+    Route("DELETE", "/api/materials/{material_id}", 204, ID_ERRORS),
 )
 """`GET /schema/openapi.json` serves the document itself and is checked separately; the
 WebSocket is not an OpenAPI operation (tests/contract/test_ws_frames.py covers it)."""

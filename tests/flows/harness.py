@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import msgspec
 
 from backend.core.answers import prepare_answer
-from backend.core.ports import ChatModel, TurnObserver
+from backend.core.ports import ChatModel, MaterialStore, SearchPort, TurnObserver
 from backend.server.chats import ChatService
 from backend.server.turn.inputs import AnswerTurn, UserTurn
+from backend.server.turn.material import MaterialDesk
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.turns import TurnConfig, Turns
 from backend.tracing.tracer import NO_TRACE
@@ -29,9 +31,14 @@ class FlowHarness:
     max_steps: int = 12
     seams: TurnSeams | None = None
     observer: TurnObserver = NO_TRACE
+    materials: MaterialStore | None = None
+    """The learner's documents (a store that is also its `SearchPort`), if any."""
 
     def __post_init__(self) -> None:
         self.seams = self.seams or TurnSeams(self.chats, self.clock)
+        desk = None
+        if self.materials is not None:
+            desk = MaterialDesk(self.materials, cast(SearchPort, self.materials))
         self.turns = Turns(
             model=self.model,
             clock=self.clock,
@@ -39,14 +46,17 @@ class FlowHarness:
             seams=self.seams,
             observer=self.observer,
             config=TurnConfig(max_steps=self.max_steps),
+            desk=desk,
         )
-        self.chat_service = ChatService(self.chats, self.clock, self.ids, self.observer, self.turns)
+        self.chat_service = ChatService(
+            self.chats, self.clock, self.ids, self.observer, self.turns, self.materials
+        )
 
     async def sink(self, frame: ServerFrame) -> None:
         self.frames.append(frame)
 
-    async def new_chat(self) -> str:
-        return (await self.chat_service.create()).id
+    async def new_chat(self, material_id: str | None = None) -> str:
+        return (await self.chat_service.create(material_id=material_id)).id
 
     async def say(self, chat_id: str, text: str) -> str:
         scope = self.turns.claim(chat_id)

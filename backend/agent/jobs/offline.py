@@ -49,7 +49,8 @@ class OfflineResearcher:
     async def run(self, args: JobArgs, context: SubAgentContext) -> ResearchNote:
         """The note for `args.question`."""
         question = expect(args, ResearchArgs).question
-        sources = await self._quoted(question, context) if self._search is not None else []
+        searched = self._search is not None and await self._search.has_material()
+        sources = await self._quoted(question, context) if searched else []
         if sources:
             return _grounded_note(question, sources)
         lines = [f"**Question.** {question}"]
@@ -67,7 +68,7 @@ class OfflineResearcher:
             "- Name one thing that would be true if your understanding were wrong, and check it."
         )
         title = f"Study note: {clip(question, 80)}"
-        caveat = OFFLINE_CAVEAT if self._search is None else f"{OFFLINE_CAVEAT} {NOTHING_FOUND}"
+        caveat = f"{OFFLINE_CAVEAT} {NOTHING_FOUND}" if searched else OFFLINE_CAVEAT
         return ResearchNote(title=title, body="\n\n".join(lines), caveat=caveat)
 
     async def _quoted(self, question: str, context: SubAgentContext) -> list[Source]:

@@ -31,8 +31,9 @@ MAX_HITS = 8
 HITS_PER_QUERY = 5
 MAX_QUERIES = 3
 NO_SEARCH_CAVEAT = (
-    "No sources were consulted: no search is configured, so this note comes from the "
-    "model's general knowledge and cites nothing. Check it against a trusted reference."
+    "No sources were consulted: there are no documents of yours to search, so this note "
+    "comes from the model's general knowledge and cites nothing. Check it against a "
+    "trusted reference."
 )
 NOTHING_FOUND_CAVEAT = (
     "Nothing in your materials answered this question, so this note cites nothing and "
@@ -101,7 +102,8 @@ class Researcher:
     async def run(self, args: JobArgs, context: SubAgentContext) -> ResearchNote:
         """Research `args.question` and return the note (raises `ModelError`)."""
         question = expect(args, ResearchArgs).question
-        hits = await self._gather(question, context) if self._search is not None else []
+        searching = self._search is not None and await self._search.has_material()
+        hits = await self._gather(question, context) if searching else []
         lines = [f"Question: {question}", context.lesson_block()]
         lines += [quote_passage(i, h.title, h.page, h.text) for i, h in enumerate(hits, 1)]
         rule = _WITH_PASSAGES if hits else _WITHOUT_PASSAGES
@@ -113,7 +115,7 @@ class Researcher:
             answer=NoteAnswer,
             accept=_nonempty,
         )
-        return await self._note(answer, question, hits, context)
+        return await self._note(answer, question, hits, context, searching)
 
     async def _gather(self, question: str, context: SubAgentContext) -> list[MaterialHit]:
         assert self._search is not None
@@ -142,6 +144,7 @@ class Researcher:
         question: str,
         hits: list[MaterialHit],
         context: SubAgentContext,
+        searched: bool,
     ) -> ResearchNote:
         sources: list[Source] = []
         numbers: dict[int, int] = {}
@@ -161,7 +164,7 @@ class Researcher:
             title=strip_urls(answer.title.strip()) or question[:120],
             body=body,
             sources=sources,
-            caveat=self._caveat(hits, sources, len(answer.citations), answer.caveat),
+            caveat=_caveat(searched, hits, sources, len(answer.citations), answer.caveat),
         )
 
     async def _checked(
@@ -180,29 +183,30 @@ class Researcher:
             return None, f"not found in {hit.material_id} page {hit.page}"
         return Source(title=hit.title, quote=quote, material_id=hit.material_id, page=hit.page), ""
 
-    def _caveat(
-        self, hits: list[MaterialHit], sources: list[Source], cited: int, model_caveat: str
-    ) -> str:
-        if self._search is None:
-            caveat = NO_SEARCH_CAVEAT
-        elif not hits:
-            caveat = NOTHING_FOUND_CAVEAT
-        elif not sources:
-            caveat = (
-                f"Passages were found in your materials, but none was quoted exactly "
-                f"({cited} citation(s) could not be checked and were removed), so this note "
-                "cites nothing."
-                if cited
-                else "None of the passages found in your materials is cited by this note."
-            )
-        elif len(sources) < cited:
-            caveat = (
-                f"{cited - len(sources)} citation(s) could not be checked against your "
-                "materials and were removed."
-            )
-        else:
-            caveat = ""
-        return " ".join(c for c in (caveat, strip_urls(model_caveat.strip())) if c)
+
+def _caveat(
+    searched: bool, hits: list[MaterialHit], sources: list[Source], cited: int, model_caveat: str
+) -> str:
+    if not searched:
+        caveat = NO_SEARCH_CAVEAT
+    elif not hits:
+        caveat = NOTHING_FOUND_CAVEAT
+    elif not sources:
+        caveat = (
+            f"Passages were found in your materials, but none was quoted exactly "
+            f"({cited} citation(s) could not be checked and were removed), so this note "
+            "cites nothing."
+            if cited
+            else "None of the passages found in your materials is cited by this note."
+        )
+    elif len(sources) < cited:
+        caveat = (
+            f"{cited - len(sources)} citation(s) could not be checked against your "
+            "materials and were removed."
+        )
+    else:
+        caveat = ""
+    return " ".join(c for c in (caveat, strip_urls(model_caveat.strip())) if c)
 
 
 def _nonempty(answer: NoteAnswer) -> NoteAnswer:

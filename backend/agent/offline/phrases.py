@@ -7,6 +7,7 @@ greeting, a recap, a job acknowledgement) instead of keeping state.
 from __future__ import annotations
 
 from backend.agent.offline.lessons import Lesson, LessonNode
+from backend.agent.untrusted import inline_literal as lit
 from shared_contracts.jobs import DemoPage, ResearchNote, Visual
 from shared_contracts.questions import MultipleChoice, Numeric, QuestionSpec, ShortAnswer
 from shared_contracts.tools import JobOutput
@@ -17,7 +18,7 @@ JOB_NOUNS = {"research": "research note", "demo": "demo", "visual": "diagram"}
 
 def menu(lessons: list[Lesson]) -> str:
     return "\n".join(
-        f"{i}. **{lesson.title}** ({lesson.subject}) — {lesson.blurb}"
+        f"{i}. **{lit(lesson.title)}** ({lit(lesson.subject)}) — {lit(lesson.blurb)}"
         for i, lesson in enumerate(lessons, start=1)
     )
 
@@ -40,19 +41,19 @@ def greeting(lessons: list[Lesson], missing_topic: str = "") -> str:
 
 
 def plan_intro(lesson: Lesson) -> str:
-    steps = "\n".join(f"{i}. {n.title}" for i, n in enumerate(lesson.nodes, start=1))
+    steps = "\n".join(f"{i}. {lit(n.title)}" for i, n in enumerate(lesson.nodes, start=1))
     return (
-        f"Let's learn **{lesson.title}**. Here is the plan:\n\n{steps}\n\n"
+        f"Let's learn **{lit(lesson.title)}**. Here is the plan:\n\n{steps}\n\n"
         "I'll explain each part, then check it with a question."
     )
 
 
 def teach(node: LessonNode) -> str:
-    return f"### {node.title}\n\n{node.teach}"
+    return f"### {lit(node.title)}\n\n{node.teach}"
 
 
 def quiz_lead(node: LessonNode) -> str:
-    return f"Now a quick check on **{node.title}**."
+    return f"Now a quick check on **{lit(node.title)}**."
 
 
 def praise(node: LessonNode) -> str:
@@ -65,7 +66,7 @@ def reteach(node: LessonNode) -> str:
 
 
 def retry_lead(node: LessonNode) -> str:
-    return f"Let's come back to the question on **{node.title}**."
+    return f"Let's come back to the question on **{lit(node.title)}**."
 
 
 def expected_answer(question: QuestionSpec) -> str:

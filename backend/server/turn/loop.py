@@ -14,6 +14,7 @@ from backend.core.errors import ModelError
 from backend.core.ports import TurnObserver
 from backend.core.record_ops import upsert_message
 from backend.core.views import shown
+from backend.server.turn.material import MaterialDesk
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.state import FrameSink, OpenTurn
 from backend.server.turn.tools import ToolRunner
@@ -34,10 +35,11 @@ class TeacherLoop:
         *,
         max_steps: int,
         model_label: str,
+        desk: MaterialDesk | None = None,
     ) -> None:
         self._seams = seams
         self._observer = observer
-        self._tools = ToolRunner(seams, observer)
+        self._tools = ToolRunner(seams, observer, desk)
         self._max_steps = max_steps
         self._model_label = model_label
 

@@ -30,6 +30,8 @@ class OpenTurn:
     """The assistant message as last persisted (a finish with nothing new writes nothing)."""
     mode: ChatMode = "lesson"
     """The chat's mode (a review session's teacher gets its due items)."""
+    material_id: str | None = None
+    """The learner's document the chat was started on (its plan passages default to it)."""
 
     def add(self, part: Part) -> None:
         """Add `part` to the assistant message (a tool part replaces its earlier state)."""

@@ -1,5 +1,6 @@
 """A teacher tool call, executed or refused: plan tools change the plan tree, a question
-ends the turn (the learner answers), a job tool becomes a background job after the step.
+ends the turn (the learner answers), a job tool becomes a background job after the step,
+`search_material` answers at once with passages of the learner's documents.
 
 Arguments are decoded strictly; a malformed call, a plan operation breaking the tree or a
 second question in one turn becomes a failed tool part the teacher reads, never executed.
@@ -19,33 +20,41 @@ from backend.core.ports import TurnObserver
 from backend.core.prerequisites import PlanChecks, open_checks, skip_passed
 from backend.core.questions import ask_user_view, public_view, validate_spec
 from backend.core.views import public_part
+from backend.server.turn.material import MaterialDesk
 from backend.server.turn.seams import TurnSeams
 from backend.server.turn.state import OpenTurn
 from shared_contracts.base import Inbound
 from shared_contracts.chat import ChatRecord, ToolPart
 from shared_contracts.frames import Plan, Question, ToolCall, ToolResult
+from shared_contracts.materials import Passage
 from shared_contracts.model_io import ModelToolCall
 from shared_contracts.plan import PlanTree
 from shared_contracts.tools import (
     JOB_TOOLS,
     LEARNER_TOOLS,
+    MATERIAL_TOOLS,
     SERVER_TOOLS,
     AskUserArgs,
     PlanOutput,
     QuizArgs,
+    SearchMaterialArgs,
 )
 
 log = logging.getLogger("harness.turn")
 
 ONE_QUESTION = "one question at a time: ask this after the learner answers"
+NO_MATERIAL = "the learner has no documents to search on this server"
 
 
 class ToolRunner:
     """Runs the tool calls of one teacher step into the turn's message and frames."""
 
-    def __init__(self, seams: TurnSeams, observer: TurnObserver) -> None:
+    def __init__(
+        self, seams: TurnSeams, observer: TurnObserver, desk: MaterialDesk | None = None
+    ) -> None:
         self._seams = seams
         self._observer = observer
+        self._desk = desk
 
     async def run(self, turn: OpenTurn, call: ModelToolCall) -> None:
         part = ToolPart(
@@ -70,14 +79,21 @@ class ToolRunner:
         elif call.name in JOB_TOOLS:
             turn.add(part)
             await self._observer.tool_ran(turn.chat_id, turn.turn_id, call.arguments, part)
+        elif call.name in MATERIAL_TOOLS:
+            await self._search(turn, call, part, args)
 
     async def _plan(
         self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound
     ) -> None:
         assert isinstance(args, PlanArgs)
         checking = PlanChecks(self._seams.session_at_risk(turn.chat_id), turn.assistant)
+        passages = (
+            await self._desk.passages(turn.chat_id, args, turn.material_id)
+            if self._desk is not None
+            else None
+        )
         try:
-            before, after = await self._apply_plan(turn.chat_id, args, checking)
+            before, after = await self._apply_plan(turn.chat_id, args, checking, passages)
         except PlanError as exc:
             await self._refuse(turn, part, str(exc))
             return
@@ -91,15 +107,20 @@ class ToolRunner:
         await turn.sink(Plan(tree=after))
 
     async def _apply_plan(
-        self, chat_id: str, args: PlanArgs, checking: PlanChecks
+        self,
+        chat_id: str,
+        args: PlanArgs,
+        checking: PlanChecks,
+        passages: dict[str, list[Passage]] | None,
     ) -> tuple[PlanTree | None, PlanTree]:
         """The plan tree before and after `args`, applied to the chat's persisted tree with
-        its prerequisite checks (a plan error raises `PlanError` and writes nothing)."""
+        its prerequisite checks and its new nodes' checked `passages` (a plan error raises
+        `PlanError` and writes nothing)."""
         seen: list[PlanTree | None] = []
 
         def mutate(record: ChatRecord) -> ChatRecord:
             seen.append(record.plan)
-            tree = checking.apply(record, apply_plan_tool(record.plan, args), args)
+            tree = checking.apply(record, apply_plan_tool(record.plan, args, passages), args)
             return msgspec.structs.replace(record, plan=tree)
 
         record = await self._seams.update(chat_id, mutate)
@@ -124,6 +145,19 @@ class ToolRunner:
         updated = await self._seams.update(turn.chat_id, mutate)
         if updated.plan is not None and updated.plan is not tree:
             await turn.sink(Plan(tree=updated.plan))
+
+    async def _search(
+        self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound
+    ) -> None:
+        assert isinstance(args, SearchMaterialArgs)
+        if self._desk is None:
+            await self._refuse(turn, part, NO_MATERIAL)
+            return
+        output = await self._desk.search(args)
+        done = msgspec.structs.replace(part, state="output-available", output=output)
+        await self._observer.tool_ran(turn.chat_id, turn.turn_id, call.arguments, done)
+        turn.add(done)
+        await turn.sink(ToolResult(part=done))
 
     async def _question(
         self, turn: OpenTurn, call: ModelToolCall, part: ToolPart, args: Inbound

@@ -20,6 +20,7 @@ from backend.core.views import WHOLE, Page, chat_mode, chat_view
 from backend.server.errors import error_frame, turn_error_frame
 from backend.server.turn.inputs import DeliverTurn, TurnInput
 from backend.server.turn.loop import TeacherLoop
+from backend.server.turn.material import MaterialDesk, attached_id
 from backend.server.turn.opening import Opening
 from backend.server.turn.seams import ContextRequest, TurnSeams
 from backend.server.turn.state import FrameSink, OpenTurn
@@ -50,6 +51,7 @@ class Turns:
         seams: TurnSeams,
         observer: TurnObserver,
         config: TurnConfig | None = None,
+        desk: MaterialDesk | None = None,
     ) -> None:
         self.config = config or TurnConfig()
         self.seams = seams
@@ -57,9 +59,14 @@ class Turns:
         self._clock = clock
         self._ids = ids
         self._observer = observer
+        self._desk = desk
         self._opening = Opening(seams, clock, ids, observer)
         self._loop = TeacherLoop(
-            seams, observer, max_steps=self.config.max_steps, model_label=self.config.model_label
+            seams,
+            observer,
+            max_steps=self.config.max_steps,
+            model_label=self.config.model_label,
+            desk=desk,
         )
         self._running: dict[str, anyio.CancelScope] = {}
         self._turns: dict[str, OpenTurn] = {}  # the running turn of each chat, once opened
@@ -171,6 +178,7 @@ class Turns:
             ),
             may_be_silent=isinstance(given, DeliverTurn),
             mode=chat_mode(record),
+            material_id=attached_id(record),
         )
         self._turns[chat_id] = turn
         return turn, notices
@@ -185,7 +193,11 @@ class Turns:
         at = turn.assistant.created_at
         request = ContextRequest(turn.chat_id, at, turn.mode)
         context = await self.seams.build_teacher_context(request)
-        teacher = create_teacher(self._model, context, self.config.template)
+        material = ""
+        if self._desk is not None:
+            with anyio.CancelScope(shield=True):  # an abort lands after it, as for the graph's
+                material = await self._desk.context(turn.chat_id, turn.material_id)
+        teacher = create_teacher(self._model, context, self.config.template, material)
         await self._observer.prompt_rendered(turn.chat_id, turn.turn_id, teacher.prompt)
         return await self._loop.run(turn, teacher)
 

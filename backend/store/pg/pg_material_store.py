@@ -102,6 +102,15 @@ class PgMaterialStore:
         data = await self._one("SELECT record FROM materials", material_id)
         return self._decode(self._material, data, material_id)
 
+    async def has_material(self) -> bool:
+        async def read(conn: Connection) -> tuple[int] | None:
+            cur = await conn.execute(
+                "SELECT 1 FROM materials WHERE learner_id = %s LIMIT 1", (self._learner,)
+            )
+            return await cur.fetchone()
+
+        return await self._db.run(read, retry=True) is not None
+
     async def list_all(self) -> list[Material]:
         """Every material, newest first (one with no date last)."""
 
