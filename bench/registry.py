@@ -25,6 +25,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "B15": ("bench.startup_bench", "bench_b15"),
     "B16": ("bench.graph_bench", "bench_b16"),
     "B17": ("bench.graph_bench", "bench_b17"),
+    "B18": ("bench.materials_bench", "bench_b18"),
+    "B19": ("bench.materials_bench", "bench_b19"),
 }
 
 

@@ -28,6 +28,7 @@ _NUMBERED = re.compile(
     r"^(?:(?:chapter|section|part|unit|lesson)\s+)?(\d{1,3}(?:\.\d{1,3}){0,3})\.?\s+(\S.*)$",
     re.IGNORECASE,
 )
+_LETTER = re.compile(r"[^\W\d_]")
 _NAMED = re.compile(r"^(?:chapter|part|unit|lesson)\s+\w+\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
 _INLINE_MARKUP = re.compile(r"\[([^\]]*)\]\([^)]*\)|[*_`]+")
@@ -113,20 +114,24 @@ def _heading(line: str, kind: MaterialKind) -> Heading | None:
 
 
 def heading_like(line: str) -> Heading | None:
-    """A PDF's or plain text's line that reads as a heading, or None."""
+    """A PDF's or plain text's line that reads as a heading, or None. (Cheap tests first:
+    it runs on every line of every page.)"""
+    start = line.lstrip()[:1]
+    if len(line) > 2 * HEADING_MAX_CHARS or not (start.isdigit() or start.isupper()):
+        return None  # a heading starts with its number, "Chapter …", or is ALL CAPS
     text = " ".join(line.split())
     if not text or len(text) > HEADING_MAX_CHARS or text[-1] in ".,;:":
         return None
-    if len(text.split()) > HEADING_MAX_WORDS or not any(c.isalpha() for c in text):
+    words = text.count(" ") + 1
+    if words > HEADING_MAX_WORDS or _LETTER.search(text) is None:
         return None
     numbered = _NUMBERED.match(text)
     if numbered and numbered.group(2)[0].isupper():
         return Heading(text, numbered.group(1).count(".") + 1)
     if _NAMED.match(text):
         return Heading(text, 1)
-    letters = [c for c in text if c.isalpha()]
-    if len(letters) >= 4 and all(c.isupper() for c in letters) and len(text.split()) <= 8:
-        return Heading(text, 1)
+    if text.isupper() and words <= 8 and len(_LETTER.findall(text)) >= 4:
+        return Heading(text, 1)  # every cased letter upper case: an ALL-CAPS line
     return None
 
 
