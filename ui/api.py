@@ -15,6 +15,7 @@ from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted, Health
 from shared_contracts.jobs import Job
 from shared_contracts.learner import Calibration, ReviewQueue
+from shared_contracts.materials import IngestProgress, Material, SearchHits
 from shared_contracts.trace import AnyTraceEvent
 from ui.settings import api_url, auth_headers
 
@@ -32,6 +33,14 @@ class ApiError(Exception):
     def __init__(self, message: str, status: int = 0) -> None:
         super().__init__(message)
         self.status = status
+
+
+class Refused(ApiError):
+    """The API read the request and said no, with a sentence for the learner (`detail`)."""
+
+    def __init__(self, detail: str, status: int) -> None:
+        super().__init__(detail, status)
+        self.detail = detail
 
 
 def _client() -> httpx.AsyncClient:
@@ -74,9 +83,12 @@ async def list_chats() -> list[ChatSummary]:
     return _decode(await _request("GET", "/api/chats"), list[ChatSummary])
 
 
-async def create_chat(title: str | None = None, mode: ChatMode = "lesson") -> ChatSummary:
-    """`POST /api/chats`; a `review` chat's teacher gets the due items and probes them."""
-    body = _ENCODER.encode(CreateChat(title=title, mode=mode))
+async def create_chat(
+    title: str | None = None, *, mode: ChatMode = "lesson", material_id: str | None = None
+) -> ChatSummary:
+    """`POST /api/chats`; a `review` chat's teacher gets the due items and probes them; with
+    `material_id`, a lesson from that material."""
+    body = _ENCODER.encode(CreateChat(title=title, mode=mode, material_id=material_id))
     return _decode(await _request("POST", "/api/chats", body), ChatSummary)
 
 
@@ -176,3 +188,56 @@ async def sign_in(username: str, password: str) -> SessionToken:
 async def sign_out() -> None:
     """`DELETE /api/session`: the tab's token stops working."""
     await _request("DELETE", "/api/session")
+
+
+UPLOAD_TIMEOUT = httpx.Timeout(300.0, connect=3.0)
+"""Reading a long PDF takes a while (about 30 pages a second here)."""
+
+
+async def upload_material(data: bytes, filename: str, upload_id: str) -> Material:
+    """`POST /api/materials?upload_id=…` (multipart `file`): the stored Material; a file the
+    API refuses (too large, another type, unreadable) raises `Refused` with its reason."""
+    files = {"file": (filename or "upload", data, "application/octet-stream")}
+    try:
+        async with httpx.AsyncClient(
+            base_url=api_url(), headers=auth_headers(), timeout=UPLOAD_TIMEOUT
+        ) as client:
+            response = await client.post(
+                "/api/materials", files=files, params={"upload_id": upload_id}
+            )
+    except httpx.HTTPError as exc:
+        raise ApiError(f"cannot reach the API at {api_url()} ({type(exc).__name__})") from exc
+    if response.status_code in (413, 415, 422):
+        raise Refused(_detail(response) or "the file was refused", response.status_code)
+    if response.status_code >= 400:
+        raise ApiError(_error_detail(response), response.status_code)
+    return _decode(response.content, Material)
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        return msgspec.json.decode(response.content, type=ErrorBody).detail
+    except msgspec.DecodeError:
+        return ""
+
+
+async def upload_progress(upload_id: str) -> IngestProgress:
+    """`GET /api/materials/uploads/{id}`: how far an upload has got."""
+    raw = await _request("GET", f"/api/materials/uploads/{upload_id}")
+    return _decode(raw, IngestProgress)
+
+
+async def list_materials() -> list[Material]:
+    """`GET /api/materials`, newest first."""
+    return _decode(await _request("GET", "/api/materials"), list[Material])
+
+
+async def remove_material(material_id: str) -> None:
+    """`DELETE /api/materials/{id}`."""
+    await _request("DELETE", f"/api/materials/{material_id}")
+
+
+async def search_materials(query: str, limit: int = 8) -> SearchHits:
+    """`GET /api/materials/search?q=…&limit=…`."""
+    raw = await _request("GET", "/api/materials/search", params={"q": query, "limit": str(limit)})
+    return _decode(raw, SearchHits)

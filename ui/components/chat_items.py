@@ -91,7 +91,19 @@ def question_block(
 
 
 def _source(source: SourceLink) -> rx.Component:
-    """A source opens in a new tab: the external-link mark says so, and so does its name."""
+    """A passage of the learner's material (the quote as plain text, never markup, and
+    where it is), or a web page that opens in a new tab (the mark says so, and its name)."""
+    return rx.cond(source.quote != "", _passage(source), _web_source(source))
+
+
+def _passage(source: SourceLink) -> rx.Component:
+    return rx.el.li(
+        rx.el.blockquote(rx.text(source.quote, size="2"), class_name="lh-passage"),
+        rx.text("— ", source.where, size="1", color_scheme="gray"),
+    )
+
+
+def _web_source(source: SourceLink) -> rx.Component:
     return rx.el.li(
         rx.link(
             source.title,

@@ -8,6 +8,7 @@ import reflex as rx
 from ui.components.account import sign_out_button
 from ui.components.export_menu import export_error, export_menu
 from ui.components.legend import legend
+from ui.components.materials_dialog import add_material_button
 from ui.components.review_panel import review_button
 from ui.state.home_state import NOTICES_ID, HomeState
 from ui.state.learner_state import LearnerState
@@ -48,6 +49,12 @@ def empty_state() -> rx.Component:
                 size="4",
                 id="start-first-session",
             ),
+            rx.text(
+                "Or learn from your own notes, a chapter or a paper:",
+                size="2",
+                color_scheme="gray",
+            ),
+            add_material_button(size="3", variant="outline"),
             align="center",
             spacing="4",
             max_width="32em",

@@ -48,6 +48,7 @@ def _row(row: PlanRow) -> rx.Component:
             ),
             rx.cond(row.summary != "", rx.text(row.summary, size="1", color_scheme="gray")),
             rx.cond(row.note != "", rx.text(row.note, size="1", color=rx.color("gray", 11))),
+            rx.cond(row.sources != "", rx.text(row.sources, size="1", color=rx.color("gray", 11))),
             spacing="0",
         ),
         padding_left=row.indent,

@@ -1,10 +1,11 @@
 """The classroom's header: back to the graph, the session's title (marked "Review" in a
-review session), the plan toggle, End session and the theme switch."""
+review session), the plan toggle, Add material, End session and the theme switch."""
 
 from __future__ import annotations
 
 import reflex as rx
 
+from ui.components.materials_dialog import add_material_button
 from ui.state.room_state import RoomState
 
 S = RoomState
@@ -74,6 +75,7 @@ def header() -> rx.Component:
             title="Show or hide the plan",
             id="plan-toggle",
         ),
+        add_material_button(size="2", variant="outline"),
         rx.button(
             "End session",
             on_click=S.end_session,

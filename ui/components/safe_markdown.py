@@ -10,33 +10,53 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import reflex as rx
-from reflex_base.utils.imports import ImportVar
 from reflex_base.vars.base import Var, VarData
 from reflex_components_core.core.markdown_component_map import MarkdownComponentMap
+from reflex_components_core.el.elements.inline import A
 
 FOREIGN_IMAGE_CLASS = "lh-foreign-image"
 
-GUARDED_IMAGE_JS = """
-const here = typeof window === "undefined" ? null : window.location;
-const words = alt || title || "image";
-let url = null;
-try { url = src ? new URL(src, here ? here.href : "http://invalid.invalid/") : null; }
-catch (error) { url = null; }
-if (url !== null && here !== null && (url.protocol === "data:" || url.origin === here.origin)) {
-  return jsx("img", {src: src, alt: alt ?? "", title: title, style: {maxWidth: "100%"}});
-}
-if (url === null || !/^https?:$/.test(url.protocol)) {
-  return jsx("span", {className: "lh-image-alt"}, words);
-}
-return jsx("a", {href: url.href, className: "FOREIGN", rel: "noopener noreferrer nofollow",
-  target: "_blank"}, words + " (image from " + url.host + ")");
-""".replace("FOREIGN", FOREIGN_IMAGE_CLASS)
-"""The markdown `img` renderer: same-origin and `data:` images load; an `http(s)` image
-anywhere else becomes a link saying which host it is on; anything else is its words."""
+_SRC = Var(_js_expr="src", _var_type=str).to(str)
+_ALT = Var(_js_expr="alt", _var_type=str).to(str)
+_TITLE = Var(_js_expr="title", _var_type=str).to(str)
+"""The `img` rule's arguments, as react-markdown passes them (`src` already normalised:
+unsafe characters percent-encoded, unsafe protocols emptied)."""
+
+
+def _image_view() -> rx.Component:
+    """The markdown `img` rule, written with Reflex's Vars (no JavaScript of ours): an image
+    of the app itself (a path on this origin) or inline `data:` loads; an `http(s)` image
+    anywhere else (or protocol-relative) becomes a link saying which host it is on; anything
+    else is its words. A path is this origin's only when it starts with one `/` and holds
+    no backslash (the rule cannot know the page's own absolute address: an absolute URL is
+    always a link)."""
+    lowered = _SRC.lower()
+    words = rx.cond(_ALT, _ALT, rx.cond(_TITLE, _TITLE, "image"))
+    path = _SRC.startswith("/") & ~_SRC.startswith("//") & ~_SRC.contains("\\")
+    own = _SRC.startswith("data:") | path  # a backslash could make a path "//host"
+    web = lowered.startswith("http://") | lowered.startswith("https://") | _SRC.startswith("//")
+    return rx.cond(
+        _SRC & own,
+        rx.el.img(src=_SRC, alt=_ALT, title=_TITLE, style={"maxWidth": "100%"}),
+        rx.cond(
+            _SRC & web,
+            A.create(  # a plain <a>: the link leaves the app (rx.el.a is a router link)
+                words,
+                " (image from ",
+                lowered.split("/")[2],
+                ")",
+                href=_SRC,
+                class_name=FOREIGN_IMAGE_CLASS,
+                rel="noopener noreferrer nofollow",
+                target="_blank",
+            ),
+            rx.el.span(words, class_name="lh-image-alt"),
+        ),
+    )
 
 
 class GuardedImage(MarkdownComponentMap, rx.Fragment):
-    """The `img` entry of the markdown component map (`GUARDED_IMAGE_JS` is its body)."""
+    """The `img` entry of the markdown component map (`_image_view` is its body)."""
 
     @classmethod
     def create_map_fn_var(
@@ -46,17 +66,16 @@ class GuardedImage(MarkdownComponentMap, rx.Fragment):
         explicit_return: bool | None = None,
         var_data: VarData | None = None,
     ) -> Var:
-        jsx = VarData(imports={"@emotion/react": [ImportVar(tag="jsx")]})
+        body = Var.create(_image_view())
         return super().create_map_fn_var(
-            fn_body=Var(_js_expr=GUARDED_IMAGE_JS),
-            fn_args=["node", "src", "alt", "title"],
-            explicit_return=True,
-            var_data=jsx,
+            fn_body=body, fn_args=["node", "src", "alt", "title"], var_data=body._get_all_var_data()
         )
 
 
 def _guarded_image(*children: object, **props: object) -> rx.Component:
-    return GuardedImage.create()
+    # The markdown component takes each map entry's imports from the component made here
+    # (the map function itself is `create_map_fn_var`'s): so it carries the view.
+    return GuardedImage.create(_image_view())
 
 
 def _model_heading(value: object, size: str) -> rx.Component:

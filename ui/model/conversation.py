@@ -13,7 +13,7 @@ import functools
 from typing import Any
 
 from shared_contracts.chat import TextPart, ToolPart
-from shared_contracts.jobs import DemoPage, Job, ResearchNote, Visual
+from shared_contracts.jobs import DemoPage, Job, ResearchNote, Source, Visual
 from shared_contracts.tools import GradedOutput, JobOutput, ReplyOutput
 from ui.model.chart_svg import chart_svg
 from ui.model.mathdelims import normalise_math
@@ -43,8 +43,20 @@ def math_ready(text: str) -> str:
 
 @dataclasses.dataclass
 class SourceLink:
+    """A web page (`url`), or a passage of the learner's own material (`quote`, `where`)."""
+
     title: str = ""
     url: str = ""
+    quote: str = ""
+    where: str = ""
+    """ "“Plants”, page 3": which material and page a quote is from."""
+
+
+def source_link(source: Source) -> SourceLink:
+    if source.quote:
+        page = f", page {source.page}" if source.page is not None else ""
+        return SourceLink(title=source.title, quote=source.quote, where=f"“{source.title}”{page}")
+    return SourceLink(title=source.title, url=source.url)
 
 
 @dataclasses.dataclass
@@ -127,7 +139,7 @@ def _job_item(part: ToolPart, job: Job | None, key: str) -> ChatItem:
     if isinstance(result, ResearchNote):
         item.title, item.caveat = result.title, result.caveat
         item.body = math_ready(result.body)
-        item.sources = [SourceLink(title=s.title, url=s.url) for s in result.sources]
+        item.sources = [source_link(s) for s in result.sources]
     elif isinstance(result, DemoPage):
         item.title, item.demo_doc = result.title, CSP_META + DEMO_FOCUS_STYLE + result.html
     elif isinstance(result, Visual):

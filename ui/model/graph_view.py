@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from shared_contracts.graph import GraphNode, GraphSnapshot
+from shared_contracts.graph import Evidence, GraphNode, GraphSnapshot
 from ui.model.mathdelims import normalise_math
 from ui.model.memory_view import MemoryLine, ResolvedView, memory_lines, resolved_view
 
@@ -75,7 +75,15 @@ class ProbeRow:
 class Quote:
     text: str = ""
     who: str = ""
-    """"You said", "Your answer" or "The teacher said"."""
+    """"You said", "Your answer", "The teacher said" or "From your material, page 3"."""
+
+
+def who_said(evidence: Evidence) -> str:
+    """Whose words a quote is; a passage of the learner's document names its page."""
+    if evidence.speaker == "material":
+        page = evidence.page if isinstance(evidence.page, int) else None
+        return "From your material" + (f", page {page}" if page is not None else "")
+    return SPEAKERS[evidence.speaker]
 
 
 @dataclasses.dataclass
@@ -197,7 +205,7 @@ def detail(
     quotes: dict[str, Quote] = {}
     for evidence in node.evidence:
         text = normalise_math(evidence.quote)
-        quotes.setdefault(text, Quote(text, SPEAKERS[evidence.speaker]))
+        quotes.setdefault(text, Quote(text, who_said(evidence)))
     if node.kind == "misconception":
         no_probes = "Seen in the answer quoted above; questions check the idea it gets wrong."
     elif unseen:

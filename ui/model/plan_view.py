@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from shared_contracts.materials import Passage
 from shared_contracts.plan import PlanNode, PlanTree, PrerequisiteCheck
 
 RISK_WORDS = {
@@ -35,6 +36,8 @@ class PlanRow:
     """ "to revisit", "check first", "not checked" ("" for the plain rows)."""
     note: str = ""
     """Why a "check first" node is there: what rests on it and how it stands."""
+    sources: str = ""
+    """A node taught from the learner's material: "From pages 3, 4" ("" otherwise)."""
 
 
 def _check(node: PlanNode) -> PrerequisiteCheck | None:
@@ -84,7 +87,16 @@ def _row(node: PlanNode, depth: int, plan: PlanTree, titles: dict[str, str]) -> 
         mark=_mark(node, current),
         tag=_tag(node),
         note=note,
+        sources=passage_pages(node.passages or []),
     )
+
+
+def passage_pages(passages: list[Passage]) -> str:
+    """ "From page 3" / "From pages 3, 4" for a node's document passages ("" for none)."""
+    pages = sorted({p.page for p in passages})
+    if not pages:
+        return ""
+    return ("From page " if len(pages) == 1 else "From pages ") + ", ".join(map(str, pages))
 
 
 def plan_rows(plan: PlanTree | None) -> list[PlanRow]:

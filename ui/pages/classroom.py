@@ -7,6 +7,7 @@ import reflex as rx
 from ui.components.composer import composer
 from ui.components.conversation_log import conversation_log
 from ui.components.hidden import VISUALLY_HIDDEN
+from ui.components.materials_dialog import materials_dialog
 from ui.components.panel import PANEL
 from ui.components.plan_panel import plan_panel
 from ui.components.question_dock import question_dock, verdict_card
@@ -78,4 +79,5 @@ def classroom() -> rx.Component:
     return rx.fragment(
         rx.el.main(room, class_name="lh-room"),
         rx.box(class_name="lh-follow", height="1px", id=FOLLOW_ID),
+        materials_dialog(),
     )

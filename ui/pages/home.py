@@ -8,6 +8,7 @@ from reflex.event import key_event
 
 from ui.components.graph_canvas import capped_note, filters, graph_canvas
 from ui.components.home_header import empty_state, header, load_failed_state
+from ui.components.materials_dialog import materials_dialog
 from ui.components.node_panel import node_panel
 from ui.components.panel import PANEL
 from ui.components.review_panel import review_panel
@@ -75,6 +76,7 @@ def home() -> rx.Component:
     # From md up the page is one screen: the graph takes whatever the header leaves.
     return rx.el.main(
         header(),
+        materials_dialog(),
         rx.flex(
             rx.box(graph_or_welcome(), flex="1", min_width="0"),
             side_panel(),

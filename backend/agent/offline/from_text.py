@@ -178,7 +178,7 @@ def _node(
     return LessonNode(
         id=f"s{index + 1}",
         title=title,
-        summary=f"page {section.page}",
+        summary=", ".join(terms[:3]),
         teach=_teach(title, material, quotes, terms),
         quiz=_quiz(index, quotes, terms, others),
         reteach=_reteach(quotes),
