@@ -1,4 +1,5 @@
-"""Offline sub-agents: deterministic, no model, real artifacts chosen by the brief's words.
+"""Offline sub-agents: deterministic, no model, real artifacts chosen by the brief's words;
+when none makes what a brief asks for, the job says it needs a model.
 
 Every artifact goes through the same sanitisers as a model's, so offline mode exercises
 the whole path the UI sees.
@@ -6,7 +7,9 @@ the whole path the UI sees.
 
 from __future__ import annotations
 
-from backend.agent.jobs.artifacts import demos, diagrams
+import re
+
+from backend.agent.jobs.artifacts import demos, diagrams, lesson_demos, lesson_visuals
 from backend.agent.jobs.artifacts.keywords import (
     CHANCE,
     GROWTH,
@@ -19,6 +22,7 @@ from backend.agent.jobs.artifacts.keywords import (
     steps_of,
 )
 from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext, expect
+from backend.agent.jobs.errors import NeedsModel
 from backend.agent.jobs.html_clean import check_demo_html
 from backend.agent.jobs.svg_clean import sanitise_svg
 from backend.agent.sentences import best_sentences
@@ -113,47 +117,82 @@ def _grounded_note(question: str, sources: list[Source]) -> ResearchNote:
 
 
 class OfflineDemoBuilder:
-    """A small slider demo: a wave, compound growth, coin flips, or a generic value slider."""
+    """A demo that does what the brief asks, or `NeedsModel`: list boxes that light up for
+    an index or a slice, fractions drawn as bars and added, a wave, compound growth or coin
+    flips."""
 
     async def run(self, args: JobArgs, context: SubAgentContext) -> DemoPage:
         """The demo for `args.brief`."""
         brief = expect(args, DemoArgs).brief
-        if mentions(brief, WAVE):
-            title, body = "Waves: amplitude and frequency", demos.WAVE
+        if mentions(brief, ("list",)) and mentions(brief, ("index", "slice")):
+            title, intro, body = (
+                "Indexes and slices of a Python list",
+                "Type an index or a slice: the items it selects light up, and the line below "
+                "shows what Python gives back.",
+                lesson_demos.LIST_INDEXING,
+            )
+        elif mentions(brief, ("fraction",)) and mentions(brief, ("add", "sum", "common")):
+            title, intro, body = (
+                "Adding fractions with bars",
+                "Pick two fractions: see them as bars, over a common denominator, and added.",
+                lesson_demos.FRACTION_ADDER,
+            )
+        elif mentions(brief, WAVE):
+            title, intro, body = "Waves: amplitude and frequency", _MOVE, demos.WAVE
         elif mentions(brief, GROWTH):
-            title, body = "Compound growth", demos.GROWTH
+            title, intro, body = "Compound growth", _MOVE, demos.GROWTH
         elif mentions(brief, CHANCE):
-            title, body = "Coin flips and chance", demos.CHANCE
+            title, intro, body = "Coin flips and chance", _MOVE, demos.CHANCE
         else:
-            title, body = f"Explore: {clip(brief, 60)}", demos.GENERIC
-        html = demos.page(title, f"Move the controls and watch what changes. ({brief})", body)
-        return DemoPage(title=title, html=check_demo_html(html))
+            raise NeedsModel(needs_model("demo", brief))
+        return DemoPage(title=title, html=check_demo_html(demos.page(title, intro, body)))
 
 
 class OfflineVisualMaker:
-    """An SVG: a curve, a tree of the lesson plan, or a flow of the brief's steps."""
+    """A diagram that draws what the brief describes, or `NeedsModel`: fraction bars as the
+    brief splits and shades them, a leaf cell's photosynthesis, a plotted curve, the steps
+    a brief spells out with arrows, or the lesson plan as a tree."""
 
     async def run(self, args: JobArgs, context: SubAgentContext) -> Visual:
         """The diagram for `args.brief`."""
         brief = expect(args, VisualArgs).brief
         title = clip(brief, 80)
-        steps = steps_of(brief) or list(context.plan_titles) or key_terms(brief)
-        if mentions(brief, PLOT):
+        pairs = lesson_visuals.fraction_pairs(brief)
+        if pairs:
+            svg, caption = lesson_visuals.fraction_bars_svg(pairs)
+            title = "Fraction bars: " + " and ".join(f"{s}/{p}" for s, p in pairs)
+        elif mentions(brief, ("photosynth", "chloroplast", "leaf cell")):
+            svg, caption = lesson_visuals.leaf_cell_svg()
+            title = "Photosynthesis: what goes in and what comes out"
+        elif mentions(brief, PLOT) and mentions(brief, (*WAVE, *GROWTH, "parabola", "square")):
             curve = "sine" if mentions(brief, WAVE) else "parabola"
             curve = "exponential" if mentions(brief, GROWTH) else curve
             svg, caption = (
                 diagrams.curve_svg(brief, curve),
                 f"A plot of {diagrams.CURVES[curve][0]}.",
             )
-        elif mentions(brief, TREE) and not steps_of(brief):
-            root = context.goal or title
-            children = list(context.plan_titles) or key_terms(brief)
-            svg, caption = diagrams.tree_svg(root, children), "How the parts depend on each other."
-        else:
+        elif _ARROWS.search(brief) and steps_of(brief):
             cycle = mentions(brief, ("cycle", "loop"))
-            svg = diagrams.flow_svg(title, steps, cycle=cycle)
+            svg = diagrams.flow_svg(title, steps_of(brief), cycle=cycle)
             caption = "The steps, repeating." if cycle else "The steps in order."
+        elif mentions(brief, TREE) and context.plan_titles:
+            root = context.goal or title
+            svg = diagrams.tree_svg(root, list(context.plan_titles))
+            caption = "How the parts of the lesson depend on each other."
+        else:
+            raise NeedsModel(needs_model("diagram", brief))
         return Visual(title=title, svg=sanitise_svg(svg), caption=caption)
+
+
+_MOVE = "Move the controls and watch what changes."
+_ARROWS = re.compile(r"->|→|=>|\bthen\b", re.IGNORECASE)
+
+
+def needs_model(what: str, brief: str) -> str:
+    return (
+        f"Offline mode cannot make this {what} (“{clip(brief, 80)}”): it needs a model. "
+        "Set LH_MODEL to have one built; the built-in lessons' demos and diagrams work offline."
+    )
 
 
 def offline_subagents(search: SearchPort | None = None) -> dict[JobKind, SubAgent]:
