@@ -105,12 +105,12 @@ async def _session(
     cassette = Cassette(recorded, fork_turn)
     stores = build_stores(work_dir)
     await _seed_graph(source, stores, (created or started).graph_counts)
-    await _seed_materials(source, stores)
+    at = created.at if created and created.at else _first_clock(recorded)
+    await _seed_materials(source, stores, at)
     tracer = Tracer(
         stores.traces, stores.chats, stores.graph, player=cassette, config=started.config
     )
     live = fork_turn is not None
-    at = created.at if created and created.at else _first_clock(recorded)
     record = ChatRecord(
         id=RandomIds().new("chat") if live else chat_id,
         title=created.title if created else UNTITLED,
@@ -185,10 +185,13 @@ def _budget(events: Sequence[AnyTraceEvent], stall_s: float) -> float:
     return stall_s * 4 + 0.05 * len(events)
 
 
-async def _seed_materials(source: Stores, target: Stores) -> None:
-    """The learner's documents, as the teacher's material block and its searches read them
-    (their text and index; the original files stay where they are)."""
+async def _seed_materials(source: Stores, target: Stores, began: datetime) -> None:
+    """The learner's documents when the session began, as the teacher's material block and
+    its searches read them (their text and index; the original files stay where they are).
+    One uploaded later would change the replayed prompt: it is left out."""
     for material in await source.materials.list_all():
+        if material.created_at is not None and material.created_at > began:
+            continue
         await target.materials.add(material, await source.materials.text(material.id), b"")
 
 
