@@ -12,10 +12,14 @@ from ui.state.materials_state import DIALOG_STATUS_ID, UPLOAD_ID, MaterialsState
 M = MaterialsState
 
 
-def add_material_button(size: str = "3", variant: str = "soft") -> rx.Component:
+def add_material_button(
+    size: str = "3", variant: str = "soft", word_style: dict[str, object] | None = None
+) -> rx.Component:
+    """`word_style` styles the word beside the icon (the classroom hides it on a phone,
+    where it pushed the theme switch off the screen; a screen reader still reads it)."""
     return rx.button(
         rx.icon("file-up"),
-        "Add material",
+        rx.text("Add material", as_="span", style=word_style or {}),
         on_click=M.open_dialog(True),
         size=rx.breakpoints(initial="2", sm=size),
         variant=variant,

@@ -40,7 +40,13 @@ def _review_mark() -> rx.Component:
 def header() -> rx.Component:
     return rx.hstack(
         rx.link(
-            rx.hstack(rx.icon("arrow-left", size=16), rx.text("My graph"), white_space="nowrap"),
+            # On a phone the arrow alone (its words still read out): with Add material the
+            # row pushed the theme switch off a 390 px screen and left the title no room.
+            rx.hstack(
+                rx.icon("arrow-left", size=16),
+                rx.text("My graph", as_="span", style=WORD_ON_WIDE_SCREENS),
+                white_space="nowrap",
+            ),
             href="/",
             on_click=S.leave,
         ),
@@ -75,7 +81,7 @@ def header() -> rx.Component:
             title="Show or hide the plan",
             id="plan-toggle",
         ),
-        add_material_button(size="2", variant="outline"),
+        add_material_button(size="2", variant="outline", word_style=WORD_ON_WIDE_SCREENS),
         rx.button(
             "End session",
             on_click=S.end_session,
