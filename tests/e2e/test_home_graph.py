@@ -89,6 +89,7 @@ async def test_home_graph_by_keyboard_by_title_and_at_phone_width(own_data: Serv
     await page.reload()
     viewport = graph.locator(".react-flow__viewport")
     await expect(viewport).to_have_attribute("style", re.compile(r"scale\((0\.[89]|1\b)"))
+    await expect(nodes.first).to_be_visible()  # drawn after the reload, not only scaled
     node = await nodes.first.bounding_box()
     assert node is not None and 14 * node["width"] / NODE_WIDTH >= 11
     await page.get_by_role("button", name="Fit View").click()
