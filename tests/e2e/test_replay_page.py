@@ -19,6 +19,7 @@ from shared_contracts.trace import (
     ModelCallEvent,
     PromptEvent,
 )
+from tests.e2e.conftest import Servers
 from tests.ui.state_doubles import substate
 from ui.model.graph_view import NodeDetail
 from ui.state.home_state import HomeState
@@ -27,8 +28,12 @@ pytestmark = pytest.mark.browser
 
 
 async def test_replay_shows_the_timeline_and_a_model_calls_system_prompt(
-    servers, page: Page, artifacts
+    own_data: Servers, page: Page, artifacts
 ):
+    # A data dir of its own: on the shared one, earlier tests' lessons leave weak
+    # prerequisites, and the offline tutor then asks their "check first" questions, so the
+    # questions this test answers in order came in another order (failed 2 runs of 2).
+    servers = own_data
     async with httpx.AsyncClient(base_url=servers.api_url) as client:
         chat = await client.post("/api/chats", json={"title": "Practise: fractions"})
     chat_id = chat.json()["id"]
