@@ -12,8 +12,7 @@ from typing import Any
 
 import msgspec
 
-from backend.core.ports import LedgerBatch
-from backend.store.jsonl_graph_store import LEDGER_TYPES
+from backend.core.ports import LEDGER_TYPES, LedgerBatch
 from bench import synthetic
 from bench.synthetic import Sizes
 

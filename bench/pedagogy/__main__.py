@@ -23,8 +23,9 @@ import anyio
 
 from bench.machine import describe, machine_info
 from bench.pedagogy.learner import PROFILES, Parameters, Profile
+from bench.pedagogy.recall_score import q4
 from bench.pedagogy.report import mean_curves, plot, table, write_json
-from bench.pedagogy.scores import Score, q1, q2, q3, q4, q5, q6
+from bench.pedagogy.scores import Score, q1, q2, q3, q5, q6
 from bench.pedagogy.tracks import LearnerResult, Plan, run_learner
 from bench.pedagogy.whatif import rating_maps
 from bench.pedagogy.world import World, load_world

@@ -32,7 +32,8 @@ import httpx
 from bench.pedagogy.client import HarnessClient, NotAvailable
 from bench.pedagogy.learner import Profile, SimLearner
 from bench.pedagogy.observe import ConceptView, read_graph
-from bench.pedagogy.scores import ResolveCheck, ReviewPoint, Sample
+from bench.pedagogy.recall_score import ReviewPoint
+from bench.pedagogy.scores import ResolveCheck, Sample
 from bench.pedagogy.server import HarnessServer
 from bench.pedagogy.session import run_session
 from bench.pedagogy.student import STEP, AnswerRecord, SimStudent, moment, resolution_due

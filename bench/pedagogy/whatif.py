@@ -17,7 +17,7 @@ from datetime import datetime
 from fsrs import Card, Rating, Scheduler
 
 from backend.core.memory import GUESSING_BELOW, SURE_FROM
-from bench.pedagogy.scores import ReviewPoint, fractional_retrievability
+from bench.pedagogy.recall_score import ReviewPoint, fractional_retrievability
 
 RatingMap = Callable[[bool, float | None], Rating]
 
@@ -87,7 +87,7 @@ def rating_maps(
     harness's own retrievability then). `agrees_with_harness`: the share of cases where the
     re-fold reproduces the harness's figure (1.0 for the harness's map: the check that the
     re-fold is the harness's model)."""
-    from bench.pedagogy.scores import auc, log_loss
+    from bench.pedagogy.recall_score import auc, log_loss
 
     scheduler = _scheduler()
     out: dict[str, dict[str, float]] = {}

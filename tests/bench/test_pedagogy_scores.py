@@ -19,20 +19,8 @@ from bench.pedagogy.client import HarnessClient, NotAvailable
 from bench.pedagogy.learner import Parameters, SimLearner, Truth
 from bench.pedagogy.memory import Memory
 from bench.pedagogy.observe import ConceptView, read_graph
-from bench.pedagogy.scores import (
-    ResolveCheck,
-    ReviewPoint,
-    Sample,
-    auc,
-    fractional_retrievability,
-    log_loss,
-    q1,
-    q2,
-    q3,
-    q4,
-    q5,
-    q6,
-)
+from bench.pedagogy.recall_score import ReviewPoint, auc, fractional_retrievability, log_loss, q4
+from bench.pedagogy.scores import ResolveCheck, Sample, q1, q2, q3, q5, q6
 from bench.pedagogy.session import SessionLog
 from bench.pedagogy.student import SimStudent, moment
 from bench.pedagogy.tracks import (
