@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+import msgspec
+
 from shared_contracts.accounts import Account, SignedIn
 from shared_contracts.chat import ChatRecord, ChatSummary, NoticePart, ToolPart
 from shared_contracts.graph import (
@@ -81,6 +83,19 @@ class ChatStore(Protocol):
         pinned chat once read); None otherwise. No I/O, no await: a caller can pair it
         with other in-memory state in one step."""
         ...
+
+
+LEDGER_TYPES: dict[str, type[msgspec.Struct]] = {
+    "propositions": PropositionLine,
+    "edges": EdgeLine,
+    "events": EventLine,
+    "mappings": MappingLine,
+    "audit": AuditLine,
+    "sessions": SessionCheckpoint,  # last: a checkpoint is never ahead of its lines
+}
+"""Each graph ledger's line type, in the order a batch is written (every adapter, the
+archive and `harness verify` read the ledgers by it)."""
+LEDGERS = tuple(LEDGER_TYPES)
 
 
 @dataclass(slots=True)

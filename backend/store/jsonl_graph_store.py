@@ -11,28 +11,10 @@ import anyio.to_thread
 import msgspec
 
 from backend.core.errors import CorruptRecord, StorageError
-from backend.core.ports import LedgerBatch, LedgerCursor
+from backend.core.ports import LEDGER_TYPES, LEDGERS, LedgerBatch, LedgerCursor
 from backend.store.errors import storage_error
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.jsonl import append_once, decode_lines, repair_tail, rollback, sound_size
-from shared_contracts.graph import (
-    AuditLine,
-    EdgeLine,
-    EventLine,
-    MappingLine,
-    PropositionLine,
-    SessionCheckpoint,
-)
-
-LEDGER_TYPES: dict[str, type[msgspec.Struct]] = {
-    "propositions": PropositionLine,
-    "edges": EdgeLine,
-    "events": EventLine,
-    "mappings": MappingLine,
-    "audit": AuditLine,
-    "sessions": SessionCheckpoint,  # last: a checkpoint is never ahead of its lines
-}
-LEDGERS = tuple(LEDGER_TYPES)
 
 
 class JsonlGraphStore:

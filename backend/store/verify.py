@@ -12,6 +12,7 @@ import msgspec
 
 from backend.core.errors import CorruptRecord, HarnessError
 from backend.core.ids import is_valid_id
+from backend.core.ports import LEDGER_TYPES
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.invariants import (
     HasId,
@@ -21,7 +22,6 @@ from backend.store.invariants import (
     material_problems,
 )
 from backend.store.jsonl import complete_prefix, decode_lines
-from backend.store.jsonl_graph_store import LEDGER_TYPES
 from backend.store.material_files import MATERIAL_FILE, ORIGINAL_SUFFIX, TEXT_FILE
 from shared_contracts.chat import ChatRecord
 from shared_contracts.jobs import Job

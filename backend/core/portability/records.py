@@ -27,28 +27,12 @@ from backend.core.portability.layout import (
     material_text_member,
     trace_member,
 )
-from backend.core.ports import LedgerBatch
+from backend.core.ports import LEDGER_TYPES, LedgerBatch
 from shared_contracts.chat import ChatRecord
-from shared_contracts.graph import (
-    AuditLine,
-    EdgeLine,
-    EventLine,
-    MappingLine,
-    PropositionLine,
-    SessionCheckpoint,
-)
 from shared_contracts.jobs import Job
 from shared_contracts.materials import Material, MaterialText
 from shared_contracts.trace import AnyTraceEvent
 
-LEDGER_TYPES: dict[str, type[msgspec.Struct]] = {
-    "propositions": PropositionLine,
-    "edges": EdgeLine,
-    "events": EventLine,
-    "mappings": MappingLine,
-    "audit": AuditLine,
-    "sessions": SessionCheckpoint,
-}
 ID_LEDGERS = ("propositions", "edges", "events")
 """Ledgers whose lines carry an id that must be unique (as `harness verify` checks)."""
 

@@ -10,9 +10,9 @@ import msgspec
 from psycopg import AsyncCursor
 from psycopg.rows import TupleRow
 
+from backend.core.ports import LEDGERS
 from backend.store.errors import AlreadyExists
 from backend.store.invariants import LearnerData
-from backend.store.jsonl_graph_store import LEDGERS
 from backend.store.pg.database import Connection, JsonBytes, PgDatabase
 from backend.store.pg.pg_graph_store import table
 from backend.store.pg.pg_verify import learners

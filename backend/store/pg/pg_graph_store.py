@@ -16,8 +16,7 @@ from psycopg import sql
 
 from backend.core.errors import StorageError
 from backend.core.ids import require_id
-from backend.core.ports import LedgerBatch, LedgerCursor
-from backend.store.jsonl_graph_store import LEDGER_TYPES, LEDGERS
+from backend.core.ports import LEDGER_TYPES, LEDGERS, LedgerBatch, LedgerCursor
 from backend.store.pg.database import Connection, PgDatabase
 from backend.store.pg.lines import decode_rows, encode_lines
 

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from backend.core.ports import LEDGER_TYPES, LEDGERS
 from backend.store.errors import SchemaTooNew
 from backend.store.invariants import (
     HasId,
@@ -17,7 +18,6 @@ from backend.store.invariants import (
     check_all,
     material_problems,
 )
-from backend.store.jsonl_graph_store import LEDGER_TYPES, LEDGERS
 from backend.store.pg.database import Connection, PgDatabase
 from backend.store.pg.migrations import code_version, schema_version
 from backend.store.pg.pg_graph_store import table

@@ -9,9 +9,9 @@ import msgspec
 import pytest
 
 from backend.core.errors import CorruptRecord, StorageError
-from backend.core.ports import LedgerBatch, LedgerCursor
+from backend.core.ports import LEDGERS, LedgerBatch, LedgerCursor
 from backend.store.errors import DiskError
-from backend.store.jsonl_graph_store import LEDGERS, JsonlGraphStore
+from backend.store.jsonl_graph_store import JsonlGraphStore
 from tests.unit.store.doubles import FaultyFileOps, ShortWriteFileOps, SpyFileOps, failure
 from tests.unit.store.factories import checkpoint, edge, event, prop
 
