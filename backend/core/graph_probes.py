@@ -124,6 +124,16 @@ def _tool_parts(
                 yield index, message, part
 
 
+def _plan_calls(
+    record: ChatRecord, tool: str, start: int, upto: int | None
+) -> Iterator[tuple[int, Message, ToolPart, str]]:
+    """Successful calls of the plan tool `tool` naming a node (its `id`), with that id."""
+    for index, message, part in _tool_parts(record, start, upto):
+        node = part.input.get("id")
+        if part.tool_name == tool and part.state == "output-available" and isinstance(node, str):
+            yield index, message, part, node
+
+
 def quiz_probes(record: ChatRecord, start: int = 0, upto: int | None = None) -> list[GradedQuiz]:
     """Graded quizzes in messages `[start, upto)`, in transcript order."""
     out = []
@@ -155,12 +165,7 @@ def quiz_probes(record: ChatRecord, start: int = 0, upto: int | None = None) -> 
 def done_marks(record: ChatRecord, start: int = 0, upto: int | None = None) -> list[DoneMark]:
     """Successful `plan_mark_done` calls in messages `[start, upto)`."""
     out = []
-    for index, message, part in _tool_parts(record, start, upto):
-        node = part.input.get("id")
-        if part.tool_name != "plan_mark_done" or part.state != "output-available":
-            continue
-        if not isinstance(node, str):
-            continue
+    for index, message, part, node in _plan_calls(record, "plan_mark_done", start, upto):
         out.append(
             DoneMark(
                 index=index,
@@ -179,12 +184,7 @@ def plan_marks(record: ChatRecord, start: int = 0, upto: int | None = None) -> l
     """Re-teach and revisit marks (successful `plan_update` calls) in messages
     `[start, upto)`, in transcript order; a call that does both gives both."""
     out: list[PlanMark] = []
-    for index, message, part in _tool_parts(record, start, upto):
-        node = part.input.get("id")
-        if part.tool_name != "plan_update" or part.state != "output-available":
-            continue
-        if not isinstance(node, str):
-            continue
+    for index, message, part, node in _plan_calls(record, "plan_update", start, upto):
         kinds: list[PlanMarkKind] = []
         if part.input.get("reteach") is True:
             kinds.append("taught")
