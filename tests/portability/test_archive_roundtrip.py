@@ -118,10 +118,12 @@ def test_importing_into_a_data_dir_with_data_is_refused_unless_merging(tmp_path:
     assert digest(target) == before
 
 
-def test_the_archive_knows_the_ledgers_the_store_writes():
+def test_the_archive_carries_every_ledger_the_store_writes(tmp_path: Path):
     from backend.core.portability.layout import LEDGERS
-    from backend.core.portability.records import LEDGER_TYPES
-    from backend.store.jsonl_graph_store import LEDGER_TYPES as STORED
+    from backend.core.ports import LEDGERS as STORED
 
-    assert LEDGER_TYPES == STORED
-    assert tuple(STORED) == LEDGERS
+    source = golden_copy("job_and_extraction", tmp_path / "source")
+    written = {p.relative_to(source).as_posix() for p in (source / "graph").glob("*.jsonl")}
+    assert len(written) >= 3
+    assert written <= set(members(export_bytes(source)))
+    assert STORED == LEDGERS
