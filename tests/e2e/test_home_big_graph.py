@@ -49,8 +49,11 @@ async def test_a_months_long_graph_opens_readable_on_its_newest_session(
     # The first fit is the newest session's block, at a zoom its labels can be read at.
     title = graph.locator(".lh-session-title", has_text="Session 99")
     await expect(title).to_be_in_viewport()
-    box = await graph.locator(".react-flow__node.selectable").last.bounding_box()
-    assert box is not None and box["width"] > 150  # 240 px wide at zoom 1; unreadable < 0.6
+    # Measured in the page: React Flow may redraw the node between two Playwright calls.
+    width = await graph.locator(".react-flow__node.selectable").last.evaluate(
+        "node => node.getBoundingClientRect().width"
+    )
+    assert width > 150  # 240 px wide at zoom 1; unreadable < 0.6
 
     await expect(page.locator("#chat-list").get_by_role("link")).to_have_count(12)
     # By keyboard, the sessions are one key past the filters, not 200 drawn nodes away.
