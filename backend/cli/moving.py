@@ -11,9 +11,9 @@ from backend.cli.errors import CliError, database_errors
 def cmd_migrate(args: argparse.Namespace) -> int:
     import anyio
 
+    from backend.core.errors import AlreadyExists
     from backend.server.settings import database_url, load_settings, without_password
     from backend.server.stores import (
-        AlreadyExists,
         DataDirUnsound,
         accounts_in,
         migrate_into_database,

@@ -5,7 +5,8 @@
     ├── InvalidMoment             an `as_of` that is not an ISO 8601 moment
     ├── NotFound                  a chat / job that does not exist
     ├── StorageError              the disk refused (ENOSPC, EIO, a corrupt record)
-    │   └── CorruptRecord         a file or ledger line that does not decode (names file, line)
+    │   ├── CorruptRecord         a file or ledger line that does not decode (names file, line)
+    │   └── AlreadyExists         `create` of a record whose id (or username) is taken
     ├── ToolError                 a tool call that cannot be executed (becomes a tool error)
     │   ├── BadToolArguments      arguments that do not decode against the tool's Struct
     │   └── PlanError             a plan operation that breaks the tree's invariants
@@ -82,6 +83,10 @@ class CorruptRecord(StorageError):
         self.path = path
         self.line = line
         self.detail = detail
+
+
+class AlreadyExists(StorageError):
+    """`create` of a record whose id is already taken (a port's answer, whatever the adapter)."""
 
 
 class ToolError(HarnessError):

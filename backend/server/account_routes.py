@@ -8,7 +8,7 @@ from litestar import Request, Response, delete, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Body
 
-from backend.server.accounts import AccountService
+from backend.accounts.service import AccountService
 from backend.server.security import PUBLIC, presented_token
 from shared_contracts.accounts import AccountCreated, Credentials, SessionToken
 from shared_contracts.http import ErrorBody

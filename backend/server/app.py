@@ -10,14 +10,14 @@ from typing import Any
 from litestar import Litestar
 from litestar.logging.config import LoggingConfig
 
+from backend.accounts.passwords import Argon2Passwords, Passwords
+from backend.accounts.service import AccountService
 from backend.core.ports import Clock
 from backend.server.account_routes import ACCOUNT_ROUTES
-from backend.server.accounts import AccountService
 from backend.server.errors import EXCEPTION_HANDLERS
 from backend.server.learners import Learners, open_learners
 from backend.server.material_routes import materials_router
 from backend.server.openapi import openapi_config
-from backend.server.passwords import Argon2Passwords, Passwords
 from backend.server.routes import ROUTES
 from backend.server.runtime import RandomIds, SystemClock
 from backend.server.security import auth_guard

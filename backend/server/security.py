@@ -23,8 +23,8 @@ from litestar.enums import ScopeType
 from litestar.exceptions import NotAuthorizedException, WebSocketException
 from litestar.handlers import BaseRouteHandler
 
+from backend.accounts.service import AccountService
 from backend.core.errors import NotSignedIn
-from backend.server.accounts import AccountService
 from backend.server.ownership import set_learner
 from backend.server.settings import Settings
 

@@ -26,7 +26,6 @@ from backend.core.ports import (
     TurnClaims,
 )
 from backend.store.errors import (
-    AlreadyExists,
     DatabaseError,
     DatabaseUnavailable,
     DiskError,
@@ -72,7 +71,6 @@ from shared_contracts.jobs import Job
 
 __all__ = [
     "LOCAL_LEARNER",
-    "AlreadyExists",
     "Coordination",
     "CoordinationFactory",
     "DataDirUnsound",

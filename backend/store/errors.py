@@ -7,10 +7,6 @@ import errno
 from backend.core.errors import StorageError
 
 
-class AlreadyExists(StorageError):
-    """`create` of a record whose id is already taken."""
-
-
 class DiskError(StorageError):
     """The OS refused a file operation; `errno_name` is e.g. `ENOSPC` or `EIO`."""
 

@@ -19,10 +19,10 @@ from typing import TypeVar
 
 import msgspec
 
-from backend.core.errors import CorruptRecord, NotFound
+from backend.core.errors import AlreadyExists, CorruptRecord, NotFound
 from backend.core.ids import is_valid_id
 from backend.store.atomic import write_all
-from backend.store.errors import AlreadyExists, storage_error
+from backend.store.errors import storage_error
 from backend.store.fileops import EXCLUSIVE_FLAGS, FileOps
 from backend.store.paths import id_path
 from shared_contracts.materials import Material, MaterialKind, MaterialText

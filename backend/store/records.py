@@ -11,9 +11,9 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from backend.core.errors import CorruptRecord, NotFound, StorageError
+from backend.core.errors import AlreadyExists, CorruptRecord, NotFound, StorageError
 from backend.store.atomic import remove_stray_tmp, replace_atomically
-from backend.store.errors import AlreadyExists, storage_error
+from backend.store.errors import storage_error
 from backend.store.fileops import FileOps
 from backend.store.keyed_locks import KeyedLocks
 from backend.store.paths import id_path

@@ -19,7 +19,7 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from backend.server.accounts import token_digest
+from backend.accounts.service import token_digest
 from shared_contracts.frames import ServerFrame, TurnFinished
 from shared_contracts.jobs import Job
 from tests.counting_stores import CountingStoreFactory

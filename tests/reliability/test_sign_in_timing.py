@@ -11,9 +11,9 @@ import time
 
 import pytest
 
+from backend.accounts.passwords import Argon2Passwords
+from backend.accounts.service import AccountService, Limits
 from backend.core.errors import BadCredentials
-from backend.server.accounts import AccountService, Limits
-from backend.server.passwords import Argon2Passwords
 from backend.server.stores import FileStoreFactory
 from shared_contracts.accounts import Credentials
 from tests.fakes import FixedClock, SequentialIds

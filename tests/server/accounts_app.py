@@ -9,8 +9,8 @@ from pathlib import Path
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from backend.accounts.passwords import fast_test_passwords
 from backend.server.app import create_app
-from backend.server.passwords import fast_test_passwords
 from backend.server.settings import Settings
 from tests.counting_stores import CountingAtRoot
 from tests.fakes import FixedClock

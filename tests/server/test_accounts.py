@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from litestar.testing import TestClient
 
-from backend.server.accounts import AccountService, token_digest
+from backend.accounts.passwords import fast_test_passwords
+from backend.accounts.service import AccountService, token_digest
 from backend.server.app import create_app
-from backend.server.passwords import fast_test_passwords
 from backend.server.settings import Settings, SettingsError, check_exposure
 from backend.server.stores import FileStoreFactory
 from tests.fakes import FixedClock, ScriptedModel, SequentialIds

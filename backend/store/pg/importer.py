@@ -10,8 +10,8 @@ import msgspec
 from psycopg import AsyncCursor
 from psycopg.rows import TupleRow
 
+from backend.core.errors import AlreadyExists
 from backend.core.ports import LEDGERS
-from backend.store.errors import AlreadyExists
 from backend.store.invariants import LearnerData
 from backend.store.pg.database import Connection, JsonBytes, PgDatabase
 from backend.store.pg.pg_graph_store import table

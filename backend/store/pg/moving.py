@@ -10,9 +10,8 @@ from pathlib import Path
 
 import msgspec
 
-from backend.core.errors import StorageError
+from backend.core.errors import AlreadyExists, StorageError
 from backend.core.ids import is_valid_id
-from backend.store.errors import AlreadyExists
 from backend.store.invariants import LearnerData
 from backend.store.pg.database import PgDatabase
 from backend.store.pg.importer import import_learners

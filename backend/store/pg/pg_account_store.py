@@ -7,8 +7,8 @@ from typing import TypeVar
 import msgspec
 import psycopg.errors
 
-from backend.core.errors import CorruptRecord
-from backend.store.errors import AlreadyExists, DatabaseError
+from backend.core.errors import AlreadyExists, CorruptRecord
+from backend.store.errors import DatabaseError
 from backend.store.pg.database import Connection, JsonBytes, PgDatabase
 from shared_contracts.accounts import Account, SignedIn
 

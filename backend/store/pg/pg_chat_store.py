@@ -16,10 +16,9 @@ from typing import NamedTuple
 
 import msgspec
 
-from backend.core.errors import CorruptRecord, NotFound, StorageError
+from backend.core.errors import AlreadyExists, CorruptRecord, NotFound, StorageError
 from backend.core.ids import require_id
 from backend.store.chat_encoding import ChatEncoder
-from backend.store.errors import AlreadyExists
 from backend.store.json_chat_store import CHAT_CACHE_BYTES, new_messages_only
 from backend.store.keyed_locks import KeyedLocks
 from backend.store.pg.database import Connection, JsonBytes, PgDatabase

@@ -15,9 +15,8 @@ from typing import TypeVar
 
 import msgspec
 
-from backend.core.errors import CorruptRecord, NotFound, StorageError
+from backend.core.errors import AlreadyExists, CorruptRecord, NotFound, StorageError
 from backend.core.ids import require_id
-from backend.store.errors import AlreadyExists
 from backend.store.fts_index import query_terms
 from backend.store.keyed_locks import KeyedLocks
 from backend.store.pg.database import Connection, JsonBytes, PgDatabase

@@ -8,8 +8,8 @@ from datetime import timedelta
 import msgspec
 import pytest
 
+from backend.core.errors import AlreadyExists
 from backend.server.stores import (
-    AlreadyExists,
     FileStoreFactory,
     StoreFactory,
     open_store_factory,

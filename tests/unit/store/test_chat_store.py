@@ -9,8 +9,8 @@ import anyio
 import msgspec
 import pytest
 
-from backend.core.errors import CorruptRecord, HarnessError, NotFound, StorageError
-from backend.store.errors import AlreadyExists, DiskError
+from backend.core.errors import AlreadyExists, CorruptRecord, HarnessError, NotFound, StorageError
+from backend.store.errors import DiskError
 from backend.store.json_chat_store import JsonChatStore
 from tests.unit.store.doubles import Crash, FaultyFileOps, SpyFileOps, failure
 from tests.unit.store.factories import chat

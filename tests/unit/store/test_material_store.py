@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from backend.core.errors import InvalidId, NotFound, StorageError
+from backend.core.errors import AlreadyExists, InvalidId, NotFound, StorageError
 from backend.ingest import read_document
-from backend.store.errors import AlreadyExists, DiskError
+from backend.store.errors import DiskError
 from backend.store.file_material_store import INDEX_FILE, FileMaterialStore
 from backend.store.fileops import OsFileOps
 from shared_contracts.materials import Material, MaterialText

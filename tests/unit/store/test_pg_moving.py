@@ -5,10 +5,10 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from backend.core.errors import AlreadyExists
 from backend.core.ports import LedgerBatch, LedgerCursor
 from backend.server.stores import (
     LOCAL_LEARNER,
-    AlreadyExists,
     DataDirUnsound,
     FileStoreFactory,
     migrate_into_database,

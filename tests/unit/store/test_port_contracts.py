@@ -11,12 +11,11 @@ import anyio
 import msgspec
 import pytest
 
-from backend.core.errors import HarnessError, InvalidId, NotFound, StorageError
+from backend.core.errors import AlreadyExists, HarnessError, InvalidId, NotFound, StorageError
 from backend.core.ports import LedgerBatch, LedgerCursor
 from backend.ingest import read_document
 from backend.server.stores import (
     LOCAL_LEARNER,
-    AlreadyExists,
     FileStoreFactory,
     StoreFactory,
     Stores,

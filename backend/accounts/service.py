@@ -17,16 +17,16 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from backend.accounts.limits import KeyedLimiter, whole_seconds
+from backend.accounts.passwords import Passwords
 from backend.core.errors import (
     AccountRefused,
     AccountTaken,
+    AlreadyExists,
     BadCredentials,
     TooManyAttempts,
 )
 from backend.core.ports import AccountStore, Clock, IdGen
-from backend.server.flood import KeyedLimiter, whole_seconds
-from backend.server.passwords import Passwords
-from backend.server.stores import AlreadyExists
 from shared_contracts.accounts import (
     MIN_PASSWORD,
     USERNAME_PATTERN,
