@@ -1,7 +1,7 @@
 """The teacher: the prompt, the tool specs and one streamed model call per step.
 
 `Teacher.stream(record)` is its one entry point: one step of a turn. The turn's loop
-(`backend.server.turn`) enforces its rules — by code, not by trust:
+(`backend.turn`) enforces its rules — by code, not by trust:
 - a turn is at most `max_steps` steps; each step reads the chat as persisted, streams one
   model call to the learner, runs its tool calls in order, then persists the step;
 - it may call only the tools in `tool_specs()`; arguments are decoded strictly, and a

@@ -7,9 +7,9 @@ from __future__ import annotations
 import msgspec
 
 from backend.core.errors import HarnessError
-from backend.server.errors import error_frame
 from backend.server.hub import ENCODER, Connection
 from backend.server.services import Services
+from backend.turn.errors import error_frame
 from shared_contracts.frames import (
     Abort,
     Answer,

@@ -1,11 +1,12 @@
-"""Errors → frames and HTTP answers, once: a client reads a typed code and a public
-message, never a traceback or a path; the operator's log has the detail."""
+"""Errors → HTTP answers, once: a client reads a typed code and a public message, never a
+traceback or a path; the operator's log has the detail. (Errors → `error` frames, once:
+`backend.turn.errors`.)"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, cast, get_args
+from typing import Any
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException
@@ -19,19 +20,15 @@ from backend.core.errors import (
     InvalidId,
     InvalidMoment,
     MaterialRejected,
-    ModelError,
     NotFound,
     NotSignedIn,
     StorageError,
     TooManyAttempts,
 )
-from shared_contracts.frames import ErrorCode, ErrorFrame
 from shared_contracts.http import ErrorBody
 
 log = logging.getLogger("harness.http")
-turn_log = logging.getLogger("harness.turn")
 
-FRAME_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
 STATUS: dict[type[HarnessError], int] = {
     InvalidId: 400,
     InvalidMoment: 400,
@@ -47,30 +44,6 @@ STATUS: dict[type[HarnessError], int] = {
 REJECTED_STATUS = {"too_large": 413, "unsupported_type": 415}
 """A refused upload's status by its reason; any other reason (unreadable, encrypted,
 scanned, empty, not what its name says) is 422."""
-
-
-# -- frames ---------------------------------------------------------------------------
-
-
-def error_frame(exc: HarnessError) -> ErrorFrame:
-    """The `error` frame of an error raised on purpose (its code, when a frame has it)."""
-    code = cast(ErrorCode, exc.code if exc.code in FRAME_CODES else "internal")
-    return ErrorFrame(code=code, message=exc.public_message())
-
-
-def turn_error_frame(exc: Exception, chat_id: str) -> ErrorFrame:
-    """The `error` frame of a turn that failed with `exc` (logged here, once)."""
-    if isinstance(exc, ModelError):
-        turn_log.warning("[chat %s] model call failed: %s", chat_id, exc)
-        return ErrorFrame(code="model_error", message=exc.public_message())
-    if isinstance(exc, HarnessError):
-        turn_log.warning("[chat %s] turn ended with %s: %s", chat_id, type(exc).__name__, exc)
-        return error_frame(exc)
-    turn_log.error("[chat %s] turn failed", chat_id, exc_info=exc)
-    return ErrorFrame(code="internal", message="the turn failed")
-
-
-# -- HTTP -----------------------------------------------------------------------------
 
 
 def _body(

@@ -29,7 +29,6 @@ from backend.core.ports import ChatModel, Clock, IdGen
 from backend.core.prerequisites import at_risk_graph
 from backend.core.review_session import render_review_block
 from backend.core.trace_views import without_key
-from backend.server.chats import ChatService
 from backend.server.hub import ENCODER, ChatHub
 from backend.server.materials import MaterialService
 from backend.server.models import build_roles
@@ -43,11 +42,12 @@ from backend.server.stores import (
     open_coordination_factory,
     open_local_stores,
 )
-from backend.server.turn.material import MaterialDesk
-from backend.server.turn.runner import TurnRunner
-from backend.server.turn.seams import ContextRequest, SessionGraph, TurnSeams
-from backend.server.turn.turns import TurnConfig, Turns
 from backend.tracing.tracer import Tracer
+from backend.turn.chats import ChatService
+from backend.turn.material import MaterialDesk
+from backend.turn.runner import TurnRunner
+from backend.turn.seams import ContextRequest, SessionGraph, TurnSeams
+from backend.turn.turns import TurnConfig, Turns
 from shared_contracts.frames import GraphUpdated, JobFrame, Snapshot
 from shared_contracts.http import ExtractAccepted
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job

@@ -9,12 +9,12 @@ import msgspec
 
 from backend.core.answers import prepare_answer
 from backend.core.ports import ChatModel, MaterialStore, SearchPort, TurnObserver
-from backend.server.chats import ChatService
-from backend.server.turn.inputs import AnswerTurn, UserTurn
-from backend.server.turn.material import MaterialDesk
-from backend.server.turn.seams import TurnSeams
-from backend.server.turn.turns import TurnConfig, Turns
 from backend.tracing.tracer import NO_TRACE
+from backend.turn.chats import ChatService
+from backend.turn.inputs import AnswerTurn, UserTurn
+from backend.turn.material import MaterialDesk
+from backend.turn.seams import TurnSeams
+from backend.turn.turns import TurnConfig, Turns
 from shared_contracts.frames import Answer, ServerFrame, UserMessage
 from tests.fakes import FixedClock, MemoryChatStore, SequentialIds
 

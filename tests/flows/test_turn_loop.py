@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from backend.core.errors import Busy, ModelError, NoPendingQuestion
-from backend.server.turn.inputs import DeliverTurn
+from backend.turn.inputs import DeliverTurn
 from shared_contracts.chat import TextPart, ToolPart
 from shared_contracts.frames import (
     ErrorFrame,
@@ -299,7 +299,7 @@ async def test_ask_user_reply_continues_the_turn():
 
 
 async def test_graph_context_is_rendered_once_per_session_and_a_failed_read_retried():
-    from backend.server.turn.seams import TurnSeams
+    from backend.turn.seams import TurnSeams
 
     calls = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from backend.server.turn.seams import ContextRequest, TurnSeams
+from backend.turn.seams import ContextRequest, TurnSeams
 from tests.fakes import FixedClock, MemoryChatStore
 
 

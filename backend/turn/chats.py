@@ -12,7 +12,7 @@ from backend.core.ids import require_id
 from backend.core.ports import ChatStore, Clock, IdGen, MaterialStore, TurnObserver
 from backend.core.summaries import chat_summary
 from backend.core.views import WHOLE, Page, chat_view
-from backend.server.turn.turns import Turns
+from backend.turn.turns import Turns
 from shared_contracts.chat import UNTITLED, ChatMode, ChatRecord, ChatSummary, ChatView
 
 REVIEW_TITLE = "Review"

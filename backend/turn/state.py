@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from backend.core.record_ops import with_part
 from shared_contracts.chat import ChatMode, Message, Part, TextPart
@@ -11,6 +12,13 @@ from shared_contracts.frames import ServerFrame
 
 FrameSink = Callable[[ServerFrame], Awaitable[None]]
 """Where a turn's frames go (the hub's `TurnSink`, or a list in tests)."""
+
+
+class FrameHub(Protocol):
+    """Where the app's turns send their frames: a chat's sink (the server's `ChatHub`,
+    which queues them for the chat's sockets and records them)."""
+
+    def sink(self, chat_id: str) -> FrameSink: ...
 
 
 @dataclass

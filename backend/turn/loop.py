@@ -14,10 +14,10 @@ from backend.core.errors import ModelError
 from backend.core.ports import TurnObserver
 from backend.core.record_ops import upsert_message
 from backend.core.views import shown
-from backend.server.turn.material import MaterialDesk
-from backend.server.turn.seams import TurnSeams
-from backend.server.turn.state import FrameSink, OpenTurn
-from backend.server.turn.tools import ToolRunner
+from backend.turn.material import MaterialDesk
+from backend.turn.seams import TurnSeams
+from backend.turn.state import FrameSink, OpenTurn
+from backend.turn.tools import ToolRunner
 from shared_contracts.chat import ChatRecord, TextPart
 from shared_contracts.frames import ErrorFrame, TextDelta, TurnFinishReason
 from shared_contracts.model_io import ModelDone, TextChunk

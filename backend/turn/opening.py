@@ -7,9 +7,9 @@ from __future__ import annotations
 from backend.core.ports import Clock, IdGen, TurnObserver
 from backend.core.turn_records import answered, opened
 from backend.core.views import public_part
-from backend.server.turn.inputs import AnswerTurn, TurnInput, UserTurn
-from backend.server.turn.seams import TurnSeams
-from backend.server.turn.state import OpenTurn
+from backend.turn.inputs import AnswerTurn, TurnInput, UserTurn
+from backend.turn.seams import TurnSeams
+from backend.turn.state import OpenTurn
 from shared_contracts.chat import ChatRecord, NoticePart, ToolPart
 from shared_contracts.frames import ToolResult, VerdictFrame
 from shared_contracts.tools import GradedOutput

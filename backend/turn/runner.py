@@ -13,10 +13,9 @@ from backend.core.errors import Busy, HarnessError
 from backend.core.pending import pending_question
 from backend.core.ports import TurnClaims, TurnObserver
 from backend.core.record_ops import undelivered_job_parts
-from backend.server.hub import ChatHub
-from backend.server.turn.inputs import AnswerTurn, DeliverTurn, TurnInput, UserTurn
-from backend.server.turn.state import FrameSink
-from backend.server.turn.turns import Turns
+from backend.turn.inputs import AnswerTurn, DeliverTurn, TurnInput, UserTurn
+from backend.turn.state import FrameHub, FrameSink
+from backend.turn.turns import Turns
 from shared_contracts.frames import Answer, ErrorFrame, UserMessage
 
 log = logging.getLogger("harness.server")
@@ -28,7 +27,7 @@ class TurnRunner:
     def __init__(
         self,
         turns: Turns,
-        hub: ChatHub,
+        hub: FrameHub,
         task_group: TaskGroup,
         observer: TurnObserver,
         claims: TurnClaims,

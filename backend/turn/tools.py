@@ -20,9 +20,9 @@ from backend.core.ports import TurnObserver
 from backend.core.prerequisites import PlanChecks, open_checks, skip_passed
 from backend.core.questions import ask_user_view, public_view, validate_spec
 from backend.core.views import public_part
-from backend.server.turn.material import MaterialDesk
-from backend.server.turn.seams import TurnSeams
-from backend.server.turn.state import OpenTurn
+from backend.turn.material import MaterialDesk
+from backend.turn.seams import TurnSeams
+from backend.turn.state import OpenTurn
 from shared_contracts.base import Inbound
 from shared_contracts.chat import ChatRecord, ToolPart
 from shared_contracts.frames import Plan, Question, ToolCall, ToolResult

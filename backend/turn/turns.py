@@ -2,7 +2,7 @@
 
 A turn's frames go to a sink (the hub's, or a list in tests). Every finish persists what
 the learner saw, aborts and errors included; an error becomes one `error` frame (mapped
-once, in `backend.server.errors`) and the turn still finishes; the seams never break it.
+once, in `backend.turn.errors`) and the turn still finishes; the seams never break it.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from backend.core.errors import Busy, HarnessError
 from backend.core.ports import ChatModel, Clock, IdGen, TurnObserver
 from backend.core.record_ops import upsert_message
 from backend.core.views import WHOLE, Page, chat_mode, chat_view
-from backend.server.errors import error_frame, turn_error_frame
-from backend.server.turn.inputs import DeliverTurn, TurnInput
-from backend.server.turn.loop import TeacherLoop
-from backend.server.turn.material import MaterialDesk, attached_id
-from backend.server.turn.opening import Opening
-from backend.server.turn.seams import ContextRequest, TurnSeams
-from backend.server.turn.state import FrameSink, OpenTurn
+from backend.turn.errors import error_frame, turn_error_frame
+from backend.turn.inputs import DeliverTurn, TurnInput
+from backend.turn.loop import TeacherLoop
+from backend.turn.material import MaterialDesk, attached_id
+from backend.turn.opening import Opening
+from backend.turn.seams import ContextRequest, TurnSeams
+from backend.turn.state import FrameSink, OpenTurn
 from shared_contracts.chat import ChatView, Message, NoticePart
 from shared_contracts.frames import ServerFrame, TurnFinished, TurnFinishReason, TurnStarted
 
