@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from typing import Any
 
 from bench.context import BenchContext
@@ -57,6 +58,35 @@ class RawWatcher:
     async def close(self) -> None:
         self._task.cancel()
         await self.ws.close()
+
+
+class DeltaTap:
+    """What the UI server sends the page: the size (bytes) of each socket.io `event`
+    message (Reflex's state deltas), and how often each state is in one."""
+
+    EVENT = '42/_event,["event"'
+    """A socket.io event message on Reflex's `/_event` namespace."""
+
+    def __init__(self, page: Any) -> None:
+        self.sizes: list[int] = []
+        self.states: Counter[str] = Counter()
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload: str | bytes) -> None:
+        text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+        if not text.startswith(self.EVENT):
+            return
+        self.sizes.append(len(text.encode()))
+        delta = json.loads(text[text.index("[") :])[1].get("delta") or {}
+        self.states.update(name.rsplit(".", 1)[-1] for name in delta)
+
+    def reset(self) -> None:
+        self.sizes = []
+        self.states = Counter()
+
+    def taken(self) -> tuple[int, int]:
+        """(messages, bytes) since the last reset."""
+        return len(self.sizes), sum(self.sizes)
 
 
 async def _watch(stack: UiStack, chat_id: str) -> RawWatcher:
@@ -193,21 +223,26 @@ def bench_b13(ctx: BenchContext) -> list[Result]:
     return [result]
 
 
-async def _stream_cpu(page: Any, stack: UiStack, chat_id: str, tokens: int) -> float:
+async def _stream_cpu(
+    page: Any, stack: UiStack, chat_id: str, tokens: int, tap: DeltaTap
+) -> tuple[float, int, int]:
     """The UI server's CPU µs per frame of one `tokens`-token answer streamed into chat
     `chat_id` (opened first, then left to settle), from the learner's send to the page
-    seeing the turn end, plus the last flush."""
+    seeing the turn end, plus the last flush; and the (messages, bytes) it sent the page
+    meanwhile."""
     await _open_room(page, stack, chat_id)
     raw = await _watch(stack, chat_id)
     try:
         await asyncio.sleep(0.5)
         before = stack.ui_cpu()
+        tap.reset()
         await page.locator("#composer").fill(f"tokens:{tokens}@{B14_PACE_MS}")
         await page.locator("#composer").press("Enter")
         await raw.wait("turn_finished")
         await page.wait_for_function("!document.getElementById('stop')")  # the page saw it
         await asyncio.sleep(0.3)
-        return (stack.ui_cpu() - before) / tokens * 1e6
+        cpu = (stack.ui_cpu() - before) / tokens * 1e6
+        return (cpu, *tap.taken())
     finally:
         await raw.close()
 
@@ -215,17 +250,25 @@ async def _stream_cpu(page: Any, stack: UiStack, chat_id: str, tokens: int) -> f
 def bench_b14(ctx: BenchContext) -> list[Result]:
     stack = ui_stack(ctx)
     tokens = 60 if ctx.quick else B14_TOKENS
+    sent: dict[str, list[tuple[int, int]]] = {"short": [], "long": []}
+    states: Counter[str] = Counter()
 
     async def measure() -> tuple[list[float], list[float]]:
         async with browser_page() as page:
+            tap = DeltaTap(page)
             for kind in ("short", "long"):  # warm both
-                await _stream_cpu(page, stack, b14_chat(kind, -1), tokens)
+                await _stream_cpu(page, stack, b14_chat(kind, -1), tokens, tap)
             floors: list[float] = []
             subjects: list[float] = []
             for index in range(ctx.rounds):
                 pair = [(floors, "short"), (subjects, "long")]
                 for sink, kind in pair if index % 2 == 0 else pair[::-1]:
-                    sink.append(await _stream_cpu(page, stack, b14_chat(kind, index), tokens))
+                    cpu, messages, size = await _stream_cpu(
+                        page, stack, b14_chat(kind, index), tokens, tap
+                    )
+                    sink.append(cpu)
+                    sent[kind].append((messages, size))
+                    states.update(tap.states)
             return floors, subjects
 
     floors, subjects = asyncio.run(measure())
@@ -237,7 +280,20 @@ def bench_b14(ctx: BenchContext) -> list[Result]:
         floor=floors,
         subject=subjects,
         goal="≤ 1.2× floor",
-        extra={"tokens": tokens, "pace_ms": B14_PACE_MS},
+        extra={"tokens": tokens, "pace_ms": B14_PACE_MS, "sent": sent, "states": dict(states)},
     )
     result.checks = [Check("ratio", result.ratio_median, 1.2)]
+    result.note = _sent_note(sent["long"], tokens)
     return [result]
+
+
+def _sent_note(sent: list[tuple[int, int]], tokens: int) -> str:
+    """The deltas the UI server sent the page for one answer (the long chat's rounds)."""
+    if not sent:
+        return ""
+    messages = median([float(m) for m, _ in sent])
+    size = median([float(b) for _, b in sent])
+    return (
+        f"to the page a {tokens}-token answer: {messages:.0f} delta messages, "
+        f"{size / 1000:.1f} kB ({size / max(messages, 1):.0f} B a message)"
+    )

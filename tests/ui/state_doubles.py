@@ -28,3 +28,8 @@ class FakeProxy:
 
     def __setattr__(self, name, value):
         setattr(self._s, name, value)
+
+
+def part(state, cls):
+    """The classroom part `cls` (a substate of `RoomState`) of the room state `state`."""
+    return state.get_substate([cls.get_name()])

@@ -11,7 +11,7 @@ from shared_contracts.chat import ToolPart
 from shared_contracts.frames import ErrorFrame, JobFrame, Question, ToolCall, TurnStarted
 from shared_contracts.questions import PublicChoice, PublicQuestion
 from tests.ui.samples import MC, demo_job
-from tests.ui.test_room_state import substate
+from tests.ui.state_doubles import part, substate
 from ui.components import question_dock, room_header
 from ui.components.chat_items import chat_item
 from ui.components.plan_panel import plan_panel
@@ -19,7 +19,7 @@ from ui.model.conversation import chat_items
 from ui.model.render import dock
 from ui.model.room import Room, apply_frames
 from ui.pages import classroom
-from ui.state.room_state import RoomState
+from ui.state.room_state import DockState, PlanState, RoomState, StatusState, TurnState
 
 
 def focus_target(spec: rx.event.EventSpec | None) -> str:
@@ -36,7 +36,7 @@ def ref(element_id: str) -> str:
 def test_a_suggestion_chip_fills_the_answer_and_hands_focus_to_it():
     state = substate(RoomState)
     assert focus_target(state.use_suggestion("A bit unsure")) == ref("answer-input")
-    assert state.answer_text == "A bit unsure"
+    assert part(state, DockState).answer_text == "A bit unsure"
 
 
 def test_stop_and_dismiss_send_focus_where_the_learner_acts_next():
@@ -53,9 +53,9 @@ def test_enter_on_an_option_card_submits_and_other_keys_do_not():
     state = substate(RoomState)
     state._publish(apply_frames(Room(), [Question(tool_call_id="call_mc", question=MC)]))
     state.choices_key("ArrowDown")
-    assert state.dock_hint == ""
+    assert part(state, DockState).dock_hint == ""
     state.choices_key("Enter")  # nothing picked yet: the dock says so instead
-    assert state.dock_hint == "Pick one of the options."
+    assert part(state, DockState).dock_hint == "Pick one of the options."
 
 
 def test_option_cards_are_named_in_words_not_left_to_katex():
@@ -74,7 +74,7 @@ def test_the_conversation_is_a_log_that_is_busy_while_the_tutor_writes():
     rendered = str(classroom.classroom())
     conversation = rendered[rendered.index('id:"conversation"') - 400 :]
     assert 'role:"log"' in conversation[:600]
-    assert '"aria-busy":' + str(RoomState.status.turn_running) in conversation[:600]
+    assert '"aria-busy":' + str(StatusState.status.turn_running) in conversation[:600]
 
 
 def test_icon_only_buttons_and_the_dock_controls_are_named():
@@ -88,7 +88,7 @@ def test_icon_only_buttons_and_the_dock_controls_are_named():
 
 
 def test_plan_states_are_read_as_words_and_the_current_step_is_marked():
-    rendered = str(plan_panel(rx.Var.create("goal"), RoomState.plan))
+    rendered = str(plan_panel(rx.Var.create("goal"), PlanState.plan))
     for word in ('"aria-label":"done"', '"aria-label":"now"', '"aria-label":"to do"'):
         assert word in rendered
     assert 'role:"list"' in rendered and '"aria-current":' in rendered
@@ -107,6 +107,6 @@ def test_messages_and_questions_render_as_memo_components_of_plain_props():
     """A turn joining the log resends the whole list: without a memo per block, each of
     300 messages was parsed and typeset again (1.5-1.9 s before the learner's own message
     appeared; 0.45 s with it)."""
-    rendered = str(rx.foreach(RoomState.turn_items, chat_item))
+    rendered = str(rx.foreach(TurnState.turn_items, chat_item))
     assert re.search(r"jsx\(TextBlock_\w+,\{role:[^,]+,text:", rendered)
     assert re.search(r"jsx\(QuestionBlock_\w+,\{", rendered)

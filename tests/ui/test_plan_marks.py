@@ -7,7 +7,7 @@ from __future__ import annotations
 from shared_contracts.plan import PlanNode, PlanTree, PrerequisiteCheck
 from ui.components.plan_panel import MARKS, plan_panel
 from ui.model.plan_view import plan_rows
-from ui.state.room_state import RoomState
+from ui.state.room_state import PlanState
 
 CHECK = PrerequisiteCheck(node_id="whole-numbers", reason="fading", for_nodes=["add", "compare"])
 PLAN = PlanTree(
@@ -77,7 +77,7 @@ def test_the_highlight_follows_the_trees_current_node_only():
 
 
 def test_the_panel_draws_the_icon_word_and_note():
-    panel = str(plan_panel(RoomState.plan_goal, RoomState.plan))
+    panel = str(plan_panel(PlanState.plan_goal, PlanState.plan))
     for icon in ("LucideRotateCcw", "LucideShieldQuestion", "LucideSkipForward"):
         assert icon in panel
     assert '"to revisit"' in panel and '"check first"' in panel  # label and its badge colour

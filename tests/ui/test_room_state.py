@@ -17,15 +17,28 @@ from shared_contracts.frames import (
     Question,
     Snapshot,
     TextDelta,
+    ToolCall,
+    ToolResult,
+    TurnFinished,
     TurnStarted,
     UserMessage,
+    VerdictFrame,
 )
-from tests.ui.samples import AT, MC, ONE_OF_EACH, QUIZ_KEY, chat_view
-from tests.ui.state_doubles import FakeProxy, substate
+from tests.ui.samples import AT, GRADED, MC, ONE_OF_EACH, QUIZ_KEY, chat_view, quiz_part
+from tests.ui.state_doubles import FakeProxy, part, substate
 from ui import outbox
-from ui.model.room import Room, apply_frames
+from ui.model.room import Room, answer_sent, apply_frames
 from ui.state.home_state import HomeState
-from ui.state.room_state import ChatLogState, RoomState, chat_id_from_path
+from ui.state.room_state import (
+    ChatLogState,
+    DockState,
+    PlanState,
+    RoomState,
+    StatusState,
+    TurnState,
+    VerdictState,
+    chat_id_from_path,
+)
 
 CLIENT = msgspec.json.Decoder(ClientFrame)
 ENC = msgspec.json.Encoder()
@@ -37,7 +50,7 @@ def test_no_public_var_ever_holds_a_quiz_key():
     state._publish(apply_frames(state._room, [Snapshot(chat=chat_view())]))
     public = json.dumps(state.dict(), default=str)
     delta = json.dumps(state.get_delta(), default=str)
-    assert state.turn_items, "the projection produced items"
+    assert part(state, TurnState).turn_items, "the projection produced items"
     assert QUIZ_KEY not in public and QUIZ_KEY not in delta
     fields = next(iter(state.dict().values()))
     assert "_room" not in RoomState.base_vars and not any("_room" in k for k in fields)
@@ -57,10 +70,10 @@ def test_a_streamed_token_sends_the_latest_turn_not_the_whole_conversation():
         for i in range(1, 301)
     ]
     state = substate(RoomState)
-    log = state.get_substate([ChatLogState.get_name()])
+    log, turn = part(state, ChatLogState), part(state, TurnState)
     view = chat_view(messages=messages, pending_question=None)
     state._publish(apply_frames(Room(), [Snapshot(chat=view)]))
-    assert len(log.items) == 298 and [i.text for i in state.turn_items] == [
+    assert len(log.items) == 298 and [i.text for i in turn.turn_items] == [
         "message 299",
         "message 300",
     ]
@@ -68,7 +81,7 @@ def test_a_streamed_token_sends_the_latest_turn_not_the_whole_conversation():
     state._publish(apply_frames(state._room, [TextDelta(message_id="m300", delta=" more")]))
     delta = state.get_delta()
     assert ChatLogState.get_full_name() not in delta
-    latest = delta[RoomState.get_full_name()]["turn_items_rx_state_"]
+    latest = delta[TurnState.get_full_name()]["turn_items_rx_state_"]
     assert latest[-1].text == "message 300 more"
     assert len(json.dumps(delta, default=str)) < 2_000
 
@@ -80,7 +93,36 @@ def test_a_streamed_token_sends_the_latest_turn_not_the_whole_conversation():
         state.send_message()  # the finished turn joins the log once, when the next starts
     finally:
         outbox.close_box(box, queue)
-    assert len(log.items) == 300 and [i.text for i in state.turn_items] == ["next question"]
+    assert len(log.items) == 300 and [i.text for i in turn.turn_items] == ["next question"]
+
+
+def test_a_token_and_a_verdict_send_and_redraw_only_the_parts_they_change():
+    """The browser redraws everything that reads a state when any var of it changes: with
+    the dock, the status line and the plan in the room's own state, each streamed token
+    redrew them all (B12)."""
+    state = substate(RoomState)
+    opening = [Snapshot(chat=chat_view(pending_question=None)), TurnStarted(turn_id=2)]
+    state._publish(apply_frames(Room(), [*opening, TextDelta(message_id="m3", delta="Let ")]))
+    state._clean()
+    state._publish(apply_frames(state._room, [TextDelta(message_id="m3", delta="us")]))
+    assert set(state.get_delta()) == {TurnState.get_full_name()}
+
+    asked = [
+        ToolCall(message_id="m3", part=quiz_part()),
+        Question(tool_call_id="call_q1", question=MC),
+        TurnFinished(turn_id=2, reason="awaiting_answer"),
+    ]
+    state._publish(answer_sent(apply_frames(state._room, asked), "call_q1"))
+    state._clean()
+    graded = [
+        TurnStarted(turn_id=3),
+        VerdictFrame(tool_call_id="call_q1", correct=False, expected="1/2", feedback="No."),
+        ToolResult(part=quiz_part("output-available", GRADED)),
+    ]
+    state._publish(apply_frames(state._room, graded))
+    parts = (TurnState, StatusState, DockState, VerdictState)
+    assert set(state.get_delta()) == {cls.get_full_name() for cls in parts}
+    assert part(state, VerdictState).verdict.visible and not part(state, DockState).dock.visible
 
 
 def test_no_public_var_is_named_like_a_secret():
@@ -108,7 +150,7 @@ def test_send_message_posts_a_user_message_and_shows_it():
         state.send_message()
         frame = CLIENT.decode(queue.get_nowait())
         assert isinstance(frame, UserMessage) and frame.text == "teach me halves"
-        assert state.draft == "" and state.turn_items[-1].text == "teach me halves"
+        assert state.draft == "" and part(state, TurnState).turn_items[-1].text == "teach me halves"
     finally:
         outbox.close_box(outbox.key(state.router.session.client_token, "chat-1"), queue)
 
@@ -133,7 +175,7 @@ def test_send_without_a_socket_says_so():
     state.room_id = "nowhere"
     state.set_draft("hello")
     state.send_message()
-    assert "Not connected" in state.status.error and state.draft == "hello"
+    assert "Not connected" in part(state, StatusState).status.error and state.draft == "hello"
 
 
 def test_submit_answer_sends_an_answer_frame_and_shows_checking():
@@ -142,15 +184,16 @@ def test_submit_answer_sends_an_answer_frame_and_shows_checking():
     state._publish(apply_frames(Room(), [Question(tool_call_id="call_mc", question=MC)]))
     box = outbox.key(state.router.session.client_token, "chat-1")
     queue = outbox.open_box(box)
+    dock = part(state, DockState)
     try:
         state.submit_answer()
-        assert state.dock_hint == "Pick one of the options." and queue.empty()
+        assert dock.dock_hint == "Pick one of the options." and queue.empty()
         state.pick_choice("a")
         state.set_confidence("90")
         state.submit_answer()
         frame = CLIENT.decode(queue.get_nowait())
         assert frame == Answer(tool_call_id="call_mc", answer="a", confidence=0.9)
-        assert state.dock.checking and state.choice == ""
+        assert dock.dock.checking and dock.choice == ""
     finally:
         outbox.close_box(box, queue)
 
@@ -173,14 +216,16 @@ async def test_open_room_streams_a_real_socket_into_state(monkeypatch):
         state = substate(RoomState)
         state.router = RouterData(url=ReflexURL("http://127.0.0.1:3000/chat/chat-1"))
         task = asyncio.create_task(RoomState.open_room.fn(FakeProxy(state)))
+        dock, status = part(state, DockState).dock, part(state, StatusState)
         for _ in range(100):
             await asyncio.sleep(0.02)
-            if state.dock.visible:
+            dock = part(state, DockState).dock
+            if dock.visible:
                 break
         assert (
-            state.status.connection == "connected" and state.status.tutor_label == "Offline tutor"
+            status.status.connection == "connected" and status.status.tutor_label == "Offline tutor"
         )
-        assert state.dock.prompt == "Which is bigger?" and state.plan_goal == "Fractions"
+        assert dock.prompt == "Which is bigger?" and part(state, PlanState).plan_goal == "Fractions"
         state.set_draft("hello")
         state.send_message()
         for _ in range(100):

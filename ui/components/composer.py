@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ui.state.room_state import COMPOSER_ID, RoomState
+from ui.state.room_state import COMPOSER_ID, DockState, RoomState, StatusState
 
 S = RoomState
 
@@ -33,7 +33,7 @@ def composer() -> rx.Component:
                 size="3",
                 width="100%",
                 max_length=16000,
-                disabled=S.dock.visible,
+                disabled=DockState.dock.visible,
                 # The whole hint fits down to a 320 px phone (smaller below 384 px);
                 # narrower still, it ends in "…" rather than mid-word.
                 style={
@@ -42,7 +42,7 @@ def composer() -> rx.Component:
                 },
             ),
             rx.cond(
-                S.status.turn_running,
+                StatusState.status.turn_running,
                 # While the tutor writes, the learner can stop it (the text so far is kept).
                 rx.button(
                     rx.icon("square", size=14),
@@ -62,7 +62,7 @@ def composer() -> rx.Component:
                     size="3",
                     aria_label="Send",
                     id="send",
-                    disabled=S.dock.visible,
+                    disabled=DockState.dock.visible,
                 ),
             ),
             width="100%",

@@ -5,14 +5,15 @@ from __future__ import annotations
 import reflex as rx
 
 from ui.components.chat_items import chat_item
-from ui.state.room_state import FOLLOW_ID, ChatLogState, RoomState
+from ui.state.room_state import FOLLOW_ID, ChatLogState, RoomState, StatusState, TurnState
 
 S = RoomState
 Log = ChatLogState
+Turn = TurnState
 
 
 def conversation_log() -> rx.Component:
-    shown = Log.items.length() + S.turn_items.length()
+    shown = Log.items.length() + Turn.turn_items.length()
     return rx.vstack(
         rx.cond(
             shown == 0,
@@ -20,12 +21,12 @@ def conversation_log() -> rx.Component:
         ),
         # A long chat opens at its latest page; the rest comes a page at a time.
         rx.cond(
-            S.earlier.count > 0,
+            Log.earlier.count > 0,
             rx.button(
                 rx.icon("chevrons-up", size=16),
-                S.earlier.label,
+                Log.earlier.label,
                 on_click=S.show_earlier,
-                loading=S.earlier.loading,
+                loading=Log.earlier.loading,
                 variant="soft",
                 color_scheme="gray",
                 id="show-earlier",
@@ -35,7 +36,7 @@ def conversation_log() -> rx.Component:
         # Earlier turns and the latest one read different states: a streamed token
         # redraws the latest turn only.
         rx.foreach(Log.items, chat_item),
-        rx.foreach(S.turn_items, chat_item),
+        rx.foreach(Turn.turn_items, chat_item),
         # A chat opens at its latest message: this mounts with the first items.
         rx.cond(shown > 0, rx.box(display="none", on_mount=rx.scroll_to(FOLLOW_ID))),
         spacing="3",
@@ -46,5 +47,5 @@ def conversation_log() -> rx.Component:
         role="log",
         aria_live="polite",
         aria_label="Conversation",
-        aria_busy=S.status.turn_running,
+        aria_busy=StatusState.status.turn_running,
     )

@@ -13,9 +13,17 @@ from reflex.event import key_event
 from ui.components.chat_items import verdict_line
 from ui.components.safe_markdown import safe_markdown
 from ui.model.render import OptionView
-from ui.state.room_state import ANSWER_CHOICES_ID, ANSWER_INPUT_ID, COMPOSER_ID, RoomState
+from ui.state.room_state import (
+    ANSWER_CHOICES_ID,
+    ANSWER_INPUT_ID,
+    COMPOSER_ID,
+    DockState,
+    RoomState,
+    VerdictState,
+)
 
 S = RoomState
+D = DockState
 
 
 class OptionCards(RadioCardsRoot):
@@ -25,7 +33,7 @@ class OptionCards(RadioCardsRoot):
 
 
 def _option(option: OptionView) -> rx.Component:
-    picked = S.choice == option.id
+    picked = D.choice == option.id
     return rx.radio_cards.item(
         rx.hstack(
             # The pick is shown by a mark, not only by the card's accent border.
@@ -70,7 +78,7 @@ def focus_after_paint(element_id: str) -> rx.event.EventSpec:
 def _text_field(placeholder: str, **props: object) -> rx.Component:
     """The dock's answer field (named by the question's prompt); Enter submits the form."""
     return rx.input(
-        value=S.answer_text,
+        value=D.answer_text,
         on_change=S.set_answer_text,
         placeholder=placeholder,
         auto_focus=True,
@@ -85,8 +93,8 @@ def _text_field(placeholder: str, **props: object) -> rx.Component:
 
 def _option_cards() -> rx.Component:
     return OptionCards.create(
-        rx.foreach(S.dock.options, _option),
-        value=S.choice,
+        rx.foreach(D.dock.options, _option),
+        value=D.choice,
         on_value_change=S.pick_choice,
         columns=rx.breakpoints(initial="1", sm="2"),
         width="100%",
@@ -102,7 +110,7 @@ def _option_cards() -> rx.Component:
 def _number_field() -> rx.Component:
     return rx.hstack(
         _text_field("a number, e.g. 0.5 or 1/2", input_mode="decimal"),
-        rx.cond(S.dock.unit != "", rx.text(S.dock.unit)),
+        rx.cond(D.dock.unit != "", rx.text(D.dock.unit)),
         width="100%",
         align="center",
     )
@@ -112,7 +120,7 @@ def _suggested_field() -> rx.Component:
     """A free-form question: its suggested answers as chips above the text field."""
     return rx.vstack(
         rx.hstack(
-            rx.foreach(S.dock.options, _chip),
+            rx.foreach(D.dock.options, _chip),
             wrap="wrap",
             spacing="2",
             role="group",
@@ -125,7 +133,7 @@ def _suggested_field() -> rx.Component:
 
 def answer_control() -> rx.Component:
     return rx.match(
-        S.dock.kind,
+        D.dock.kind,
         ("multiple_choice", _option_cards()),
         ("numeric", _number_field()),
         ("ask_user", _suggested_field()),
@@ -141,7 +149,7 @@ def confidence_control() -> rx.Component:
             rx.segmented_control.item("Guessing", value="25"),
             rx.segmented_control.item("Fairly", value="60"),
             rx.segmented_control.item("Sure", value="90"),
-            value=rx.cond(S.confidence == "", "unsaid", S.confidence),
+            value=rx.cond(D.confidence == "", "unsaid", D.confidence),
             on_change=S.set_confidence,
             size="1",
             aria_labelledby="confidence-label",
@@ -156,9 +164,13 @@ def verdict_card() -> rx.Component:
     it, not a region that arrives already filled (the first verdict was not read out)."""
     return rx.box(
         rx.cond(
-            S.verdict.visible,
+            VerdictState.verdict.visible,
             rx.card(
-                verdict_line(S.verdict.correct, S.verdict.expected, S.verdict.feedback),
+                verdict_line(
+                    VerdictState.verdict.correct,
+                    VerdictState.verdict.expected,
+                    VerdictState.verdict.feedback,
+                ),
                 width="100%",
                 id="verdict",
             ),
@@ -171,37 +183,37 @@ def verdict_card() -> rx.Component:
 
 def question_dock() -> rx.Component:
     return rx.cond(
-        S.dock.visible,
+        D.dock.visible,
         rx.card(
             rx.form(
                 rx.vstack(
                     rx.text(
-                        rx.cond(S.dock.kind == "ask_user", "The tutor asks", "Question"),
+                        rx.cond(D.dock.kind == "ask_user", "The tutor asks", "Question"),
                         size="1",
                         weight="bold",
                         color_scheme="gray",
                         id="dock-title",
                     ),
                     rx.box(
-                        safe_markdown(S.dock.prompt),
+                        safe_markdown(D.dock.prompt),
                         id="question-prompt",
                         font_size="1.15em",
                         # Inline fractions set in text style are tiny at body size.
                         style={"& .katex": {"font_size": "1.4em"}},
                     ),
                     answer_control(),
-                    rx.cond(S.dock.kind != "ask_user", confidence_control()),
+                    rx.cond(D.dock.kind != "ask_user", confidence_control()),
                     rx.cond(
-                        S.dock_hint != "",
+                        D.dock_hint != "",
                         rx.text(
-                            S.dock_hint, color_scheme="red", size="2", id="dock-hint", role="alert"
+                            D.dock_hint, color_scheme="red", size="2", id="dock-hint", role="alert"
                         ),
                     ),
                     rx.hstack(
                         rx.button(
-                            rx.cond(S.dock.checking, "Checking…", "Submit"),
+                            rx.cond(D.dock.checking, "Checking…", "Submit"),
                             type="submit",
-                            disabled=S.dock.checking,
+                            disabled=D.dock.checking,
                             size="3",
                             id="submit-answer",
                         ),
@@ -219,7 +231,7 @@ def question_dock() -> rx.Component:
             width="100%",
             id="question-dock",
             class_name="lh-dock",
-            data_kind=S.dock.kind,
+            data_kind=D.dock.kind,
         ),
         # No question (the page opened, or the dock closed with its focused control):
         # focus to the composer rather than lost on <body>.

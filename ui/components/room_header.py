@@ -6,7 +6,7 @@ from __future__ import annotations
 import reflex as rx
 
 from ui.components.materials_dialog import add_material_button
-from ui.state.room_state import RoomState
+from ui.state.room_state import RoomState, StatusState
 
 S = RoomState
 WORD_ON_WIDE_SCREENS = {
@@ -56,7 +56,7 @@ def header() -> rx.Component:
         # line box cut off g, j, p, q and y.
         rx.hstack(
             rx.heading(
-                rx.cond(S.status.title != "", S.status.title, "Session"),
+                rx.cond(StatusState.status.title != "", StatusState.status.title, "Session"),
                 size="4",
                 flex="1",
                 min_width="0",
@@ -65,7 +65,7 @@ def header() -> rx.Component:
                 text_overflow="ellipsis",
                 id="room-title",
             ),
-            rx.cond(S.status.review, _review_mark()),
+            rx.cond(StatusState.status.review, _review_mark()),
             flex="1",
             min_width="0",
             align="center",
@@ -85,7 +85,7 @@ def header() -> rx.Component:
         rx.button(
             "End session",
             on_click=S.end_session,
-            loading=S.status.extracting,
+            loading=StatusState.status.extracting,
             color_scheme="gray",
             variant="outline",
             id="end-session",

@@ -5,47 +5,48 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ui.state.room_state import RoomState
+from ui.state.room_state import RoomState, StatusState
 
 S = RoomState
+Status = StatusState.status
 
 
 def status_line() -> rx.Component:
     return rx.hstack(
         rx.badge(
             rx.cond(
-                S.status.connection == "connected",
+                Status.connection == "connected",
                 rx.icon("wifi", size=14),
                 rx.icon("wifi-off", size=14),
             ),
-            S.status.connection_label,
+            Status.connection_label,
             color_scheme=rx.match(
-                S.status.connection, ("connected", "grass"), ("reconnecting", "amber"), "gray"
+                Status.connection, ("connected", "grass"), ("reconnecting", "amber"), "gray"
             ),
             id="connection-status",
         ),
         rx.cond(
-            S.status.tutor_label != "",
+            Status.tutor_label != "",
             rx.badge(
                 rx.icon("graduation-cap", size=14),
-                S.status.tutor_label,
+                Status.tutor_label,
                 variant="outline",
                 id="tutor-label",
             ),
         ),
         rx.cond(
-            S.status.turn_running,
+            Status.turn_running,
             rx.hstack(rx.spinner(size="1"), rx.text("tutor is writing…", size="1")),
         ),
         rx.cond(
-            S.status.extracting,
+            Status.extracting,
             rx.hstack(
                 rx.spinner(size="1"), rx.text("updating your graph…", size="1"), id="extracting"
             ),
         ),
         rx.cond(
-            S.status.graph_notice != "",
-            rx.link(S.status.graph_notice, href="/", id="graph-notice", size="2"),
+            Status.graph_notice != "",
+            rx.link(Status.graph_notice, href="/", id="graph-notice", size="2"),
         ),
         rx.spacer(),
         rx.cond(
@@ -72,7 +73,7 @@ def connection_notice() -> rx.Component:
     """While the socket is down, said where the learner is looking (the status line is at
     the top of a conversation that may be long)."""
     return rx.cond(
-        S.status.connection == "reconnecting",
+        Status.connection == "reconnecting",
         rx.callout(
             "Reconnecting to the server… Nothing is lost: the page catches up once it is back.",
             icon="wifi-off",
@@ -86,13 +87,13 @@ def connection_notice() -> rx.Component:
 
 def error_alert() -> rx.Component:
     return rx.cond(
-        S.status.error != "",
+        Status.error != "",
         rx.callout.root(
             rx.callout.icon(rx.icon("triangle-alert")),
             # The callout is a two-column grid (icon, text): the dismiss button shares the
             # text's cell, at its end, instead of wrapping onto a row of its own.
             rx.hstack(
-                rx.callout.text(S.status.error, flex="1"),
+                rx.callout.text(Status.error, flex="1"),
                 rx.icon_button(
                     rx.icon("x", size=14),
                     on_click=S.dismiss_error,

@@ -13,7 +13,7 @@ from ui.components.plan_panel import plan_panel
 from ui.components.question_dock import question_dock, verdict_card
 from ui.components.room_header import header
 from ui.components.room_status import connection_notice, error_alert, status_line
-from ui.state.room_state import FOLLOW_ID, RoomState
+from ui.state.room_state import FOLLOW_ID, PlanState, RoomState
 
 S = RoomState
 
@@ -22,7 +22,7 @@ def plan_aside() -> rx.Component:
     return rx.cond(
         S.plan_open,
         rx.box(
-            plan_panel(S.plan_goal, S.plan),
+            plan_panel(PlanState.plan_goal, PlanState.plan),
             width=rx.breakpoints(initial="100%", md="300px"),
             flex_shrink="0",
             padding="1em",

@@ -56,51 +56,40 @@ def chat_id_from_path(path: str) -> str:
 
 
 class RoomState(rx.State):
-    """Public vars are the render projection of `_room`; nothing secret is ever public."""
+    """The classroom's socket, handlers and the few vars that change only when the learner
+    acts (the address, the composer's draft, the plan toggle). What the server's frames
+    change lives in substates of its own (`ChatLogState`, `TurnState`, `StatusState`,
+    `DockState`, `VerdictState`, `PlanState`): the browser redraws everything that reads a
+    state whenever any var of it changes, so a streamed token (20 a second) redraws the
+    latest turn only, and a verdict its card, the dock and the turn. Nothing secret is ever
+    public: public vars are the render projection of `_room`."""
 
     room_id: str = ""
-    turn_items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
-    """The latest turn's blocks; the ones before it are `ChatLogState.items`."""
-    plan_goal: str = ""
-    plan: rx.Field[list[PlanRow]] = rx.field(default_factory=list)
-    dock: DockView = DockView()
-    verdict: VerdictView = VerdictView()
-    status: StatusView = StatusView()
-    earlier: EarlierView = EarlierView()
-
     draft: str = ""
-    choice: str = ""
-    answer_text: str = ""
-    confidence: str = ""
-    dock_hint: str = ""
     plan_open: bool = True
 
     _room: Room = Room()
     _generation: int = 0
     _sent: int = 0
 
+    def _part(self, cls: type[RoomState]) -> Any:
+        return self.get_substate([cls.get_name()])
+
+    def _dock(self) -> DockState:
+        dock: DockState = self._part(DockState)
+        return dock
+
     def _publish(self, room: Room) -> None:
         """Stores the room and assigns only the public vars whose value changed (an
-        assignment is a delta sent to the browser)."""
+        assignment is a delta sent to the browser, and a redraw of its state's readers)."""
         self._room = room
         view = render.project(room)
-        log = self.get_substate([ChatLogState.get_name()])
-        if log.items != view.items:
-            log.items = view.items
-        if self.turn_items != view.turn_items:
-            self.turn_items = view.turn_items
-        if self.plan_goal != view.plan_goal:
-            self.plan_goal = view.plan_goal
-        if self.plan != view.plan:
-            self.plan = view.plan
-        if self.dock != view.dock:
-            self.dock = view.dock
-        if self.verdict != view.verdict:
-            self.verdict = view.verdict
-        if self.status != view.status:
-            self.status = view.status
-        if self.earlier != view.earlier:
-            self.earlier = view.earlier
+        for cls, shown in ROOM_PARTS.items():
+            part = self._part(cls)
+            for name in shown:
+                value = getattr(view, name)
+                if getattr(part, name) != value:
+                    setattr(part, name, value)
 
     def _box(self) -> str:
         return outbox.key(self.router.session.client_token, self.room_id)
@@ -116,7 +105,8 @@ class RoomState(rx.State):
             self._generation += 1
             generation = self._generation
             self.room_id = chat_id
-            self.draft = self.choice = self.answer_text = self.confidence = self.dock_hint = ""
+            self.draft = ""
+            self._dock().clear_answer()
             self._publish(Room(chat_id=chat_id))
             if not chat_id:
                 self._publish(with_error(self._room, "This is not a session address."))
@@ -211,7 +201,7 @@ class RoomState(rx.State):
         text = self.draft.strip()
         if not text:
             return
-        if self.status.turn_running:
+        if self._room.turn_running:
             self._publish(with_error(self._room, "The tutor is still answering; wait a moment."))
             return
         self._sent += 1
@@ -226,17 +216,18 @@ class RoomState(rx.State):
 
     def _focus_here(self) -> rx.event.EventSpec:
         """Focus to where the learner acts next, so a keyboard user never lands on <body>."""
-        if not self.dock.visible:
+        dock = self._dock().dock
+        if not dock.visible:
             return rx.set_focus(COMPOSER_ID)
         return rx.set_focus(
-            ANSWER_CHOICES_ID if self.dock.kind == "multiple_choice" else ANSWER_INPUT_ID
+            ANSWER_CHOICES_ID if dock.kind == "multiple_choice" else ANSWER_INPUT_ID
         )
 
     @rx.event
     def stop_turn(self) -> rx.event.EventSpec | None:
         """Asks the server to stop the running turn (`abort`); what was written is kept.
         Focus goes to the composer: the Stop button is about to give way to Send."""
-        if not self.status.turn_running:
+        if not self._room.turn_running:
             return None
         if not outbox.post(self._box(), ENCODER.encode(Abort())):
             self._publish(with_error(self._room, "Not connected; the tutor could not be stopped."))
@@ -244,41 +235,46 @@ class RoomState(rx.State):
 
     @rx.event
     def pick_choice(self, option_id: str) -> None:
-        self.choice = option_id
-        self.dock_hint = ""
+        part = self._dock()
+        part.choice = option_id
+        part.dock_hint = ""
 
     @rx.event
     def set_answer_text(self, value: str) -> None:
-        self.answer_text = value
-        self.dock_hint = ""
+        part = self._dock()
+        part.answer_text = value
+        part.dock_hint = ""
 
     @rx.event
     def use_suggestion(self, text: str) -> rx.event.EventSpec:
         """A chip fills the answer and hands focus to it: Enter then submits, or edit it."""
-        self.answer_text = text
-        self.dock_hint = ""
+        part = self._dock()
+        part.answer_text = text
+        part.dock_hint = ""
         return rx.set_focus(ANSWER_INPUT_ID)
 
     @rx.event
     def set_confidence(self, value: str | list[str]) -> None:
         choice = value[0] if isinstance(value, list) and value else value
-        self.confidence = "" if not isinstance(choice, str) or choice == "unsaid" else choice
+        sure = "" if not isinstance(choice, str) or choice == "unsaid" else choice
+        self._dock().confidence = sure
 
     @rx.event
     def submit_answer(self) -> None:
         """Sends the dock's answer as an `answer` frame; the server grades it. The dock's
         controls live in state, so the form passes no form data (none is read)."""
-        dock = self.dock
+        part = self._dock()
+        dock = part.dock
         if not dock.visible or dock.checking:
             return
-        frame = build_answer(dock.id, dock.kind, self.choice, self.answer_text, self.confidence)
+        frame = build_answer(dock.id, dock.kind, part.choice, part.answer_text, part.confidence)
         if isinstance(frame, str):
-            self.dock_hint = frame
+            part.dock_hint = frame
             return
         if not outbox.post(self._box(), ENCODER.encode(frame)):
-            self.dock_hint = "Not connected; your answer was not sent. Try again in a moment."
+            part.dock_hint = "Not connected; your answer was not sent. Try again in a moment."
             return
-        self.choice = self.answer_text = self.dock_hint = ""
+        part.choice = part.answer_text = part.dock_hint = ""
         self._publish(answer_sent(self._room, dock.id))
 
     @rx.event
@@ -303,7 +299,7 @@ class RoomState(rx.State):
         """Runs the session-end extraction flush, then goes home to watch the graph grow."""
         async with self:
             chat_id = self.room_id
-            if not chat_id or self.status.extracting:
+            if not chat_id or self._room.extracting:
                 return
             self._publish(extraction_started(self._room))
         try:
@@ -320,8 +316,56 @@ class RoomState(rx.State):
 
 
 class ChatLogState(RoomState):
-    """The conversation before the latest turn, in a state of its own: the browser redraws
-    what reads a state whenever any of its vars changes, and a streamed token changes
-    `RoomState` (20 times a second) but not these items (a long chat's whole history)."""
+    """The conversation before the latest turn: a long chat's whole history, which a
+    streamed token never changes; and the "show earlier" control above it."""
 
     items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
+    earlier: EarlierView = EarlierView()
+
+
+class TurnState(RoomState):
+    """The latest turn's blocks: the only thing a streamed token changes."""
+
+    turn_items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
+
+
+class StatusState(RoomState):
+    """The status line (connection, tutor, a turn running, extraction, the latest error)."""
+
+    status: StatusView = StatusView()
+
+
+class PlanState(RoomState):
+    plan_goal: str = ""
+    plan: rx.Field[list[PlanRow]] = rx.field(default_factory=list)
+
+
+class DockState(RoomState):
+    """The question dock: the open question, and the learner's answer as they give it."""
+
+    dock: DockView = DockView()
+    choice: str = ""
+    answer_text: str = ""
+    confidence: str = ""
+    dock_hint: str = ""
+
+    def clear_answer(self) -> None:
+        self.choice = self.answer_text = self.confidence = self.dock_hint = ""
+
+
+class VerdictState(RoomState):
+    """The last verdict's card under the conversation."""
+
+    verdict: VerdictView = VerdictView()
+
+
+ROOM_PARTS: dict[type[RoomState], tuple[str, ...]] = {
+    ChatLogState: ("items", "earlier"),
+    TurnState: ("turn_items",),
+    StatusState: ("status",),
+    PlanState: ("plan_goal", "plan"),
+    DockState: ("dock",),
+    VerdictState: ("verdict",),
+}
+"""Each part of the classroom and its vars that `RoomState._publish` copies from the
+room's projection (`render.RoomView`)."""
