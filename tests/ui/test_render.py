@@ -14,6 +14,7 @@ from shared_contracts.frames import (
     TextDelta,
     ToolCall,
     ToolResult,
+    TurnFinished,
     VerdictFrame,
 )
 from shared_contracts.jobs import ChartSeries, ChartSpec, Visual
@@ -217,11 +218,13 @@ def test_earlier_turns_are_split_off_and_their_math_is_normalised_once():
     conversation.math_ready.cache_clear()
     first = project(room)
     assert [i.text for i in first.items] == ["why?", "$x^7$"]
-    assert [i.text for i in first.turn_items] == ["and?", "$y^9$"]
+    assert [i.text for i in first.turn_items] == ["and?", "$y^9$"] and first.live.text == ""
     streamed = apply_frames(room, [TextDelta(message_id="a2", delta=" more")])
     again = project(streamed)
-    assert again.items == first.items
-    assert again.turn_items[-1].text == "$y^9$ more"
+    assert again.items == first.items and again.turn_items == first.turn_items[:1]
+    assert again.live.text == "$y^9$ more"  # the streamed block, apart from the turn's others
+    ended = project(apply_frames(streamed, [TurnFinished(turn_id=2, reason="stop")]))
+    assert ended == again  # nothing moves when the turn ends (no redraw of the answer)
     info = conversation.math_ready.cache_info()
     assert info.hits >= 2 and info.misses == 2  # the earlier turn, normalised once
     assert info.currsize == 2  # the growing answer is not remembered frame by frame

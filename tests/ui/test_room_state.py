@@ -32,6 +32,7 @@ from ui.state.home_state import HomeState
 from ui.state.room_state import (
     ChatLogState,
     DockState,
+    LiveState,
     PlanState,
     RoomState,
     StatusState,
@@ -77,13 +78,14 @@ def test_a_streamed_token_sends_the_latest_turn_not_the_whole_conversation():
         "message 299",
         "message 300",
     ]
+    state._publish(apply_frames(state._room, [TextDelta(message_id="m300", delta=" more")]))
+    assert [i.text for i in turn.turn_items] == ["message 299"]  # the streamed block moved
     state._clean()
     state._publish(apply_frames(state._room, [TextDelta(message_id="m300", delta=" more")]))
     delta = state.get_delta()
-    assert ChatLogState.get_full_name() not in delta
-    latest = delta[TurnState.get_full_name()]["turn_items_rx_state_"]
-    assert latest[-1].text == "message 300 more"
-    assert len(json.dumps(delta, default=str)) < 2_000
+    assert set(delta) == {LiveState.get_full_name()}  # not even the learner's message
+    assert delta[LiveState.get_full_name()]["live_rx_state_"].text == "message 300 more more"
+    assert len(json.dumps(delta, default=str)) < 300
 
     state.room_id = "chat-1"
     box = outbox.key(state.router.session.client_token, "chat-1")
@@ -103,9 +105,10 @@ def test_a_token_and_a_verdict_send_and_redraw_only_the_parts_they_change():
     state = substate(RoomState)
     opening = [Snapshot(chat=chat_view(pending_question=None)), TurnStarted(turn_id=2)]
     state._publish(apply_frames(Room(), [*opening, TextDelta(message_id="m3", delta="Let ")]))
+    assert part(state, LiveState).live.text == "Let "
     state._clean()
     state._publish(apply_frames(state._room, [TextDelta(message_id="m3", delta="us")]))
-    assert set(state.get_delta()) == {TurnState.get_full_name()}
+    assert set(state.get_delta()) == {LiveState.get_full_name()}
 
     asked = [
         ToolCall(message_id="m3", part=quiz_part()),
@@ -123,6 +126,7 @@ def test_a_token_and_a_verdict_send_and_redraw_only_the_parts_they_change():
     parts = (TurnState, StatusState, DockState, VerdictState)
     assert set(state.get_delta()) == {cls.get_full_name() for cls in parts}
     assert part(state, VerdictState).verdict.visible and not part(state, DockState).dock.visible
+    assert part(state, LiveState).live.text == ""  # the turn ends on the question's card
 
 
 def test_no_public_var_is_named_like_a_secret():

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import reflex as rx
 
-from ui.components.chat_items import chat_item
-from ui.state.room_state import FOLLOW_ID, ChatLogState, RoomState, StatusState, TurnState
+from ui.components.chat_items import chat_item, text_block
+from ui.state.room_state import (
+    FOLLOW_ID,
+    ChatLogState,
+    LiveState,
+    RoomState,
+    StatusState,
+    TurnState,
+)
 
 S = RoomState
 Log = ChatLogState
 Turn = TurnState
+Live = LiveState.live
 
 
 def conversation_log() -> rx.Component:
-    shown = Log.items.length() + Turn.turn_items.length()
+    shown = Log.items.length() + Turn.turn_items.length() + rx.cond(Live.text != "", 1, 0)
     return rx.vstack(
         rx.cond(
             shown == 0,
@@ -37,6 +45,7 @@ def conversation_log() -> rx.Component:
         # redraws the latest turn only.
         rx.foreach(Log.items, chat_item),
         rx.foreach(Turn.turn_items, chat_item),
+        rx.cond(Live.text != "", text_block(role=Live.role, text=Live.text)),
         # A chat opens at its latest message: this mounts with the first items.
         rx.cond(shown > 0, rx.box(display="none", on_mount=rx.scroll_to(FOLLOW_ID))),
         spacing="3",

@@ -83,13 +83,38 @@ def earlier(room: Room) -> EarlierView:
 
 
 @dataclasses.dataclass
+class LiveText:
+    """The streamed text at the end of the conversation (the last part of the message text
+    was last streamed into): sent and drawn apart from the blocks before it, with only the
+    fields a text block needs (a `ChatItem` carries 22). It stays there when the turn ends;
+    it joins the turn's other blocks when something follows it (a tool call's card, the
+    next message): one redraw of that block then, none of the others for every token."""
+
+    role: str = "assistant"
+    text: str = ""
+
+
+def live_text(room: Room, turn: list[ChatItem]) -> LiveText:
+    """Takes the streamed text block off the end of `turn`, if that is where it is."""
+    message = room.messages[-1] if room.messages else None
+    if not turn or message is None or message.id != room.streaming or not message.parts:
+        return LiveText()
+    if turn[-1].kind != "text" or turn[-1].key != f"{message.id}:{len(message.parts) - 1}":
+        return LiveText()
+    last = turn.pop()
+    return LiveText(role=last.role, text=last.text)
+
+
+@dataclasses.dataclass
 class RoomView:
     """Everything the classroom page shows, computed from the room."""
 
     items: list[ChatItem] = dataclasses.field(default_factory=list)
     """The conversation before the latest turn (a token never changes it)."""
     turn_items: list[ChatItem] = dataclasses.field(default_factory=list)
-    """The latest turn's blocks: what a streamed token changes."""
+    """The latest turn's blocks before `live` (the learner's message, asked questions)."""
+    live: LiveText = dataclasses.field(default_factory=LiveText)
+    """The turn's closing tutor text: all that a streamed token changes."""
     plan_goal: str = ""
     plan: list[PlanRow] = dataclasses.field(default_factory=list)
     dock: DockView = dataclasses.field(default_factory=DockView)
@@ -161,9 +186,12 @@ def status(room: Room) -> StatusView:
 def project(room: Room) -> RoomView:
     """The classroom's view of the room."""
     start = turn_start(room)
+    turn = chat_items(room, start=start)
+    live = live_text(room, turn)
     return RoomView(
         items=chat_items(room, stop=start),
-        turn_items=chat_items(room, start=start),
+        turn_items=turn,
+        live=live,
         plan_goal=room.plan.goal if room.plan else "",
         plan=plan_rows(room.plan),
         dock=dock(room),

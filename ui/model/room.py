@@ -73,6 +73,8 @@ class Room(msgspec.Struct, frozen=True, kw_only=True):
     last_verdict: VerdictFrame | None = None
     jobs: dict[str, Job] = msgspec.field(default_factory=dict)
     turn_running: bool = False
+    streaming: str = ""
+    """The id of the message text was last streamed into."""
     extracting: bool = False
     graph_notice: str = ""
     errors: tuple[str, ...] = ()
@@ -156,7 +158,7 @@ def on_text_delta(room: Room, frame: TextDelta) -> Room:
             parts.append(TextPart(text=frame.delta))
         return _replace(message, parts=tuple(parts))
 
-    return _upsert_message(room, frame.message_id, grow)
+    return _upsert_message(_replace(room, streaming=frame.message_id), frame.message_id, grow)
 
 
 def _replace_part(parts: Iterable[TextPart | ToolPart], part: ToolPart) -> tuple[bool, tuple]:

@@ -17,7 +17,7 @@ from ui.link import run_link
 from ui.model import render
 from ui.model.conversation import ChatItem
 from ui.model.plan_view import PlanRow
-from ui.model.render import DockView, EarlierView, StatusView, VerdictView
+from ui.model.render import DockView, EarlierView, LiveText, StatusView, VerdictView
 from ui.model.room import (
     Room,
     answer_sent,
@@ -58,10 +58,11 @@ def chat_id_from_path(path: str) -> str:
 class RoomState(rx.State):
     """The classroom's socket, handlers and the few vars that change only when the learner
     acts (the address, the composer's draft, the plan toggle). What the server's frames
-    change lives in substates of its own (`ChatLogState`, `TurnState`, `StatusState`,
-    `DockState`, `VerdictState`, `PlanState`): the browser redraws everything that reads a
-    state whenever any var of it changes, so a streamed token (20 a second) redraws the
-    latest turn only, and a verdict its card, the dock and the turn. Nothing secret is ever
+    change lives in substates of its own (`ChatLogState`, `TurnState`, `LiveState`,
+    `StatusState`, `DockState`, `VerdictState`, `PlanState`): the browser redraws everything
+    that reads a state whenever any var of it changes, so a streamed token (20 a second)
+    sends and redraws the answer's growing text only, and a verdict its card, the dock and
+    the question's block. Nothing secret is ever
     public: public vars are the render projection of `_room`."""
 
     room_id: str = ""
@@ -324,9 +325,16 @@ class ChatLogState(RoomState):
 
 
 class TurnState(RoomState):
-    """The latest turn's blocks: the only thing a streamed token changes."""
+    """The latest turn's blocks before its closing tutor text (the learner's message, the
+    questions asked): a tool call or a result changes them, a token does not."""
 
     turn_items: rx.Field[list[ChatItem]] = rx.field(default_factory=list)
+
+
+class LiveState(RoomState):
+    """The streamed text at the end of the conversation: all that a streamed token changes."""
+
+    live: LiveText = LiveText()
 
 
 class StatusState(RoomState):
@@ -362,6 +370,7 @@ class VerdictState(RoomState):
 ROOM_PARTS: dict[type[RoomState], tuple[str, ...]] = {
     ChatLogState: ("items", "earlier"),
     TurnState: ("turn_items",),
+    LiveState: ("live",),
     StatusState: ("status",),
     PlanState: ("plan_goal", "plan"),
     DockState: ("dock",),
