@@ -14,6 +14,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from backend.core.errors import AlreadyExists
     from backend.server.settings import database_url, load_settings, without_password
     from backend.server.stores import (
+        DataDirInUse,
+        DataDirLock,
         DataDirUnsound,
         accounts_in,
         migrate_into_database,
@@ -24,14 +26,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     target = without_password(url)
     data_dir = existing_data_dir(settings.data_dir)
     try:
-        with database_errors("the database"):
+        with DataDirLock(data_dir), database_errors("the database"):
             moved = anyio.run(migrate_into_database, data_dir, url)
     except DataDirUnsound as exc:
         for problem in exc.problems:
             print(problem)
         print(f"migrate: {len(exc.problems)} problem(s) in {data_dir}: nothing was copied")
         return 1
-    except AlreadyExists as exc:
+    except (AlreadyExists, DataDirInUse) as exc:
         raise CliError(str(exc)) from None
     for m in moved:
         print(

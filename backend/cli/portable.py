@@ -33,7 +33,8 @@ replaced whole once the export is written; a vault's DIR must be new or empty.""
 IMPORT_DETAILS = """Checks the whole archive before writing anything (its version, every
 member's size, sha256 and records); a refused archive leaves LH_DATA_DIR as it was. Into a
 data dir that holds data it refuses unless --merge: a merge adds what is not there yet, so
-importing the same archive twice writes nothing the second time. Stop the server first."""
+importing the same archive twice writes nothing the second time. Refused while a
+server runs on the data dir: stop it first."""
 
 
 def export_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -87,7 +88,10 @@ async def _learner_stores(settings: Settings, *, writing: bool) -> AsyncIterator
         async with open_local_stores(settings.data_dir, url, migrate_schema=writing) as stores:
             yield stores
     elif writing:
-        yield build_stores(writable_data_dir(settings.data_dir))
+        from backend.server.stores import DataDirLock
+
+        with DataDirLock(writable_data_dir(settings.data_dir)):  # never beside a live server
+            yield build_stores(settings.data_dir)
     else:
         yield export_stores(settings.data_dir)
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     import uvicorn
 
     from backend.server.settings import Settings
+    from backend.server.stores import DataDirLock
 
 MAX_INBOUND_WS_BYTES = 64 * 1024
 
@@ -54,10 +55,19 @@ def uvicorn_config(app: Any, **extra: Any) -> uvicorn.Config:
     )
 
 
-def ready_stores(settings: Settings) -> None:
-    """Where the data lives, checked before the server starts: the data dir writable, and
-    with LH_DATABASE_URL the database reachable and migrated (else one line, exit 2)."""
+def ready_stores(settings: Settings) -> DataDirLock | None:
+    """Where the data lives, checked before the server starts: the data dir writable and,
+    on files, locked for this process while the caller keeps the lock (no second server,
+    import or migrate writes beside it); with LH_DATABASE_URL the database reachable and
+    migrated. Else one line, exit 2."""
     writable_data_dir(settings.data_dir)
+    if settings.database_url is None:
+        from backend.server.stores import DataDirInUse, DataDirLock
+
+        try:
+            return DataDirLock(settings.data_dir)
+        except DataDirInUse as exc:
+            raise CliError(str(exc)) from None
     if settings.database_url is not None:
         import anyio
 
@@ -65,6 +75,7 @@ def ready_stores(settings: Settings) -> None:
 
         with database_errors(settings.database_label):
             anyio.run(check_database, settings.database_url)
+    return None
 
 
 def serving_workers(settings: Settings, asked: int | None) -> int:
@@ -90,7 +101,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = load_settings()
     check_exposure(settings)  # before anything binds: one line, exit 2
     workers = serving_workers(settings, getattr(args, "workers", None))
-    ready_stores(settings)  # the schema is migrated once, before any worker starts
+    # the schema is migrated once, before any worker starts; files are locked (one worker)
+    held = ready_stores(settings)
     sock = bind(settings.api_host, settings.api_port)
     host, port = sock.getsockname()[:2]
     label = "offline tutor" if settings.offline else settings.model_label
@@ -100,7 +112,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     where = f"{label}; {settings.database_label}; LH_AUTH={settings.auth}{processes}"
     print(f"harness API on http://{host}:{port} ({where})", flush=True)
     if workers == 1:
-        uvicorn.Server(uvicorn_config(create_app(settings))).run(sockets=[sock])
+        try:
+            uvicorn.Server(uvicorn_config(create_app(settings))).run(sockets=[sock])
+        finally:
+            if held is not None:
+                held.release()
         return 0
     from uvicorn.supervisors import Multiprocess
 
@@ -146,7 +162,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if settings.ui_port == 0:
         raise CliError("LH_UI_PORT=0: `harness run` needs a fixed UI port to print; pick one")
-    ready_stores(settings)
+    held = ready_stores(settings)  # the data dir stays locked while this process serves it
     api_sock = bind(settings.api_host, settings.api_port)
     bind(settings.api_host, settings.ui_port, "LH_UI_PORT").close()  # fail early if taken
     if not settings.offline:
@@ -182,3 +198,5 @@ def cmd_run(args: argparse.Namespace) -> int:
                 ui.kill()
         server.should_exit = True
         thread.join(timeout=10)
+        if held is not None:
+            held.release()

@@ -25,6 +25,7 @@ from backend.core.ports import (
     TraceStore,
     TurnClaims,
 )
+from backend.store.dir_lock import DataDirInUse, DataDirLock
 from backend.store.errors import (
     DatabaseError,
     DatabaseUnavailable,
@@ -73,6 +74,8 @@ __all__ = [
     "LOCAL_LEARNER",
     "Coordination",
     "CoordinationFactory",
+    "DataDirInUse",
+    "DataDirLock",
     "DataDirUnsound",
     "DatabaseError",
     "DatabaseUnavailable",

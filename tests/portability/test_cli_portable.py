@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import sqlite3
+import subprocess
 import zipfile
 from contextlib import closing
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from backend.cli import main
 from tests.portability.helpers import digest, golden_copy, manifest_of, members, rezip
+from tests.reliability.server_proc import HARNESS, ServerProcess, harness_env
 
 GOLDEN = "lesson_python_lists"
 
@@ -205,3 +207,26 @@ def test_on_postgresql_an_import_then_an_export_gives_back_the_same_archive(
     from_files, from_rows = (members((env / n).read_bytes()) for n in ("files.zip", "database.zip"))
     del from_files["manifest.json"], from_rows["manifest.json"]  # their created_at differ
     assert from_rows == from_files
+
+
+def test_a_running_server_keeps_import_migrate_and_a_second_server_off_its_data_dir(
+    lesson: Path, env: Path, capsys
+):
+    assert main(["export", "--out", "all.zip"]) == 0
+    capsys.readouterr()
+    before = digest(lesson)
+    server = ServerProcess(lesson).start()
+    try:
+        assert main(["import", "all.zip", "--merge"]) == 2
+        assert "in use by another harness process" in one_error_line(capsys, "import")
+        assert main(["migrate", "--to", "postgresql://127.0.0.1:1/none"]) == 2
+        assert "in use by another harness process" in one_error_line(capsys, "migrate")
+        second = subprocess.run(
+            [HARNESS, "serve"], env=harness_env(lesson), capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 2
+        assert "in use by another harness process" in second.stderr
+    finally:
+        server.kill()  # SIGKILL: the kernel drops the lock with the process
+    assert digest(lesson) == before
+    assert main(["import", "all.zip", "--merge"]) == 0
