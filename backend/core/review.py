@@ -19,7 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from heapq import nsmallest
+from itertools import chain, islice
 from operator import itemgetter
+from typing import NamedTuple
 
 from backend.core.memory import DAY, SURE_FROM, MemoryPolicy
 from shared_contracts.graph import GraphNode, GraphSnapshot, NodeState, Probe
@@ -158,15 +161,43 @@ def _detail_prerequisite(node: GraphNode, dependents: list[GraphNode]) -> str:
     return f"{who} on this, and {_RISK_WORDS.get(node.state, 'it is not solid yet')}."
 
 
-def _ranked(
-    snapshot: GraphSnapshot, retention: float, by_id: dict[str, GraphNode]
-) -> tuple[list[tuple[ReviewReason, GraphNode]], dict[str, list[str]]]:
-    """Every queued node with its reason, most urgent first (see the module), and each
-    queued weak prerequisite's dependents. One pass over the nodes, then four sorts."""
+class _Ranking(NamedTuple):
+    """The queue's nodes by reason, each part in its order (see the module)."""
+
+    urgent: list[tuple[ReviewReason, GraphNode]]
+    """Confidently wrong, then open misconceptions: few, ranked in full."""
+    due: list[tuple[float, datetime, int, GraphNode]]
+    """(recall, due, rank, node): unsorted, as most of a long-idle graph is due."""
+    weak: list[tuple[GraphNode, list[str]]]
+    """Weak prerequisites not queued above, each with the nodes requiring it."""
+
+    @property
+    def total(self) -> int:
+        return len(self.urgent) + len(self.due) + len(self.weak)
+
+    def first(self, limit: int | None) -> Iterator[tuple[ReviewReason, GraphNode]]:
+        """The first `limit` (None: all) queued nodes with their reasons, in order. Only the
+        due nodes that make the cut are sorted."""
+        room = None if limit is None else max(0, limit - len(self.urgent))
+        due = (
+            sorted(self.due) if room is None or room >= len(self.due) else nsmallest(room, self.due)
+        )
+        ranked = chain(
+            self.urgent,
+            (("due", node) for *_, node in due),
+            (("prerequisite_at_risk", node) for node, _ in self.weak),
+        )
+        return islice(ranked, limit)
+
+
+def _ranked(snapshot: GraphSnapshot, retention: float) -> _Ranking:
+    """Every queued node with its reason (see the module): one pass over the nodes, one over
+    the `requires` edges to weak nodes queued for no other reason."""
     wrong: list[tuple[datetime, int, GraphNode]] = []
     shown: list[tuple[datetime, int, GraphNode]] = []
     unshown: list[tuple[int, GraphNode]] = []
     due: list[tuple[float, datetime, int, GraphNode]] = []
+    spare: dict[str, GraphNode] = {}  # weak nodes not queued (yet): prerequisites at risk?
     for index, node in enumerate(snapshot.nodes):
         probes = node.probes
         if probes:
@@ -175,7 +206,8 @@ def _ranked(
             if last.correct is False and confidence is not None and confidence >= SURE_FROM:
                 wrong.append((last.at, index, node))
                 continue
-        if node.state == "misconception":
+        state = node.state
+        if state == "misconception":
             last_wrong = _last_wrong(node)
             if last_wrong is None:
                 unshown.append((index, node))
@@ -187,22 +219,22 @@ def _ranked(
             recall = memory.retrievability
             if recall is not None and recall < retention:
                 due.append((recall, memory.due, index, node))
+                continue
+        if state in RISKY:
+            spare[node.id] = node
     wrong.sort(key=itemgetter(0, 1), reverse=True)
     shown.sort(key=itemgetter(0, 1), reverse=True)
     unshown.reverse()
-    due.sort(key=itemgetter(0, 1, 2))
-    ranked: list[tuple[ReviewReason, GraphNode]] = [("confidently_wrong", n) for *_, n in wrong]
-    ranked += [("misconception_open", n) for *_, n in shown]
-    ranked += [("misconception_open", n) for _, n in unshown]
-    ranked += [("due", n) for *_, n in due]
-    taken = {n.id for _, n in ranked}
+    urgent: list[tuple[ReviewReason, GraphNode]] = [("confidently_wrong", n) for *_, n in wrong]
+    urgent += [("misconception_open", n) for *_, n in shown]
+    urgent += [("misconception_open", n) for _, n in unshown]
     dependents: dict[str, list[str]] = {}
-    for dependent, prerequisite in _weak_requirements(snapshot, by_id):
-        if prerequisite.id not in taken:
-            dependents.setdefault(prerequisite.id, []).append(dependent)
+    if spare:
+        for edge in snapshot.edges:
+            if edge.type == "requires" and edge.to in spare:
+                dependents.setdefault(edge.to, []).append(edge.from_)
     weak = sorted(dependents.items(), key=lambda pd: -len(pd[1]))
-    ranked += [("prerequisite_at_risk", by_id[p]) for p, _ in weak]
-    return ranked, dependents
+    return _Ranking(urgent, due, [(spare[p], d) for p, d in weak])
 
 
 def review_queue(
@@ -218,10 +250,11 @@ def review_queue(
     if as_of is None:
         raise ValueError("the review queue needs a snapshot derived as of a moment")
     retention = (policy if policy is not None else MemoryPolicy()).desired_retention
-    by_id = {n.id: n for n in snapshot.nodes}
-    ranked, dependents = _ranked(snapshot, retention, by_id)
+    ranking = _ranked(snapshot, retention)
+    dependents = {node.id: ids for node, ids in ranking.weak}
+    by_id: dict[str, GraphNode] = {}
     items: list[ReviewItem] = []
-    for priority, (reason, node) in enumerate(ranked[:limit], start=1):
+    for priority, (reason, node) in enumerate(ranking.first(limit), start=1):
         memory = node.memory
         recall = memory.retrievability if memory is not None else None
         if reason == "confidently_wrong":
@@ -232,6 +265,7 @@ def review_queue(
             assert recall is not None
             detail = _detail_due(node, recall, as_of)
         else:
+            by_id = by_id or {n.id: n for n in snapshot.nodes}
             detail = _detail_prerequisite(node, [by_id[d] for d in dependents[node.id]])
         items.append(
             ReviewItem(
@@ -246,7 +280,7 @@ def review_queue(
                 detail=detail,
             )
         )
-    return ReviewQueue(as_of=as_of, items=items, total=len(ranked))
+    return ReviewQueue(as_of=as_of, items=items, total=ranking.total)
 
 
 def review_brief(
