@@ -20,10 +20,8 @@ earlier than some folded line is time travel: the past state is cut from this on
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime
 from heapq import heapify, heappop, heappush
-from operator import attrgetter, eq
 
 from backend.core.graph_history import state_as_of
 from backend.core.graph_state import EdgeKey, FoldDelta, GraphState
@@ -33,7 +31,8 @@ from backend.core.learner_state import (
     resolution,
     resolving_probe,
 )
-from backend.core.memory import MemoryCard, MemoryFold, MemoryPolicy
+from backend.core.memory import MemoryFold, MemoryPolicy
+from backend.core.placed_probes import PROBE_KINDS, PlacedProbes
 from shared_contracts.graph import (
     EventLine,
     GraphEdge,
@@ -52,37 +51,6 @@ __all__ = [
     "node_state",
 ]
 
-PROBE_KINDS = frozenset({"quiz_correct", "quiz_incorrect"})
-
-_at = attrgetter("at")
-_at_ref = attrgetter("at", "ref")
-
-
-def _in_time_order(events: list[EventLine]) -> list[EventLine]:
-    """`events` sorted in place by (at, ref). Sorting on `at` alone allocates no key tuples
-    (cheaper, and gentler on the garbage collector); only a tie on `at` needs the refs, and
-    after that sort any tie sits next to its twin."""
-    events.sort(key=_at)
-    moments = list(map(_at, events))
-    if any(map(eq, moments, moments[1:])):
-        events.sort(key=_at_ref)
-    return events
-
-
-def _probes(events: list[EventLine]) -> list[Probe]:
-    return [
-        Probe(
-            at=e.at,
-            chat_id=e.chat_id,
-            question=e.question,
-            answer=e.answer,
-            expected=e.expected,
-            correct=e.correct,
-            confidence=e.confidence,
-        )
-        for e in events
-    ]
-
 
 class SnapshotDeriver:
     """`derive_snapshot` of one state, incrementally. Rules: call `apply(state, delta)`
@@ -93,14 +61,11 @@ class SnapshotDeriver:
     def __init__(self, policy: MemoryPolicy | None = None) -> None:
         self._memory = MemoryFold(policy if policy is not None else MemoryPolicy())
         self._retention = self._memory.policy.desired_retention
-        self._cards: dict[str, MemoryCard] = {}  # node id → FSRS card of its placed probes
         self._taught: dict[str, list[EventLine]] = {}  # node id → its `taught` events
         self._as_of: datetime | None = None  # the moment node memories were derived for
         self._expiry: list[tuple[datetime, str]] = []  # heap: (retrievability changes, node)
         self._valid_until: dict[str, datetime] = {}  # node → its live entry in `_expiry`
-        self._pending: defaultdict[str | None, list[EventLine]] = defaultdict(list)
-        """Probe events folded but not yet placed, by node id (the node may not exist yet)."""
-        self._events: dict[str, list[EventLine]] = {}  # a node's placed probes, time order
+        self._probes = PlacedProbes(self._memory)
         self._chats: dict[str, list[str]] = {}  # node id → chats mapped to it, in fold order
         self._rested: set[str] = set()  # nodes whose every mapping is a prerequisite one
         self._per_chat: dict[str, int] = {}  # chat → nodes mapped to it
@@ -110,7 +75,6 @@ class SnapshotDeriver:
         self._waiting: dict[str, list[EdgeKey]] = {}  # missing endpoint → its hidden edges
         self._dirty_nodes: set[str] = set()
         self._dirty_edges: set[EdgeKey] = set()
-        self._probe_total = 0
         self._attributed = 0  # probes whose node exists
         self._sessions_dirty = True
         self._parts: tuple[list[GraphNode], list[GraphEdge], list[GraphSession]] = ([], [], [])
@@ -124,17 +88,7 @@ class SnapshotDeriver:
             if self._waiting:
                 for node_id in delta.nodes:
                     self._dirty_edges.update(self._waiting.pop(node_id, ()))
-        pending, lessons, probe_kinds = self._pending, [], PROBE_KINDS
-        probes = 0
-        for event in delta.events:  # one pass: the ledger's largest file
-            if event.kind in probe_kinds:
-                pending[event.node_id].append(event)
-                probes += 1
-            elif event.kind == "taught":
-                lessons.append(event)
-        self._probe_total += probes
-        pending.pop(None, None)  # unattributed for good: counted in the total only
-        for event in lessons:
+        for event in self._probes.add(delta.events):
             taught = event.node_id
             if taught is None:
                 continue
@@ -177,7 +131,7 @@ class SnapshotDeriver:
         if self._last is not None:
             return self._last
         nodes, edges, sessions = self._parts
-        self._dirty_nodes.update(n for n in self._pending if n is not None and n in state.nodes)
+        self._dirty_nodes.update(n for n in self._probes.pending if n in state.nodes)
         if self._dirty_nodes:
             nodes = self._derive_nodes(state)
         if self._dirty_edges:
@@ -191,7 +145,7 @@ class SnapshotDeriver:
             events=len(state.events),
             sessions=len(sessions),
             by_state=self._by_state(nodes),
-            unattributed_probes=self._probe_total - self._attributed,
+            unattributed_probes=self._probes.total - self._attributed,
         )
         self._last = GraphSnapshot(
             nodes=nodes, edges=edges, sessions=sessions, stats=stats, as_of=self._as_of
@@ -202,7 +156,7 @@ class SnapshotDeriver:
         """Mark the nodes whose retrievability differs at `as_of` (all, going back)."""
         old, self._as_of, self._last = self._as_of, as_of, None
         if old is None or as_of is None or as_of < old:
-            self._dirty_nodes.update(self._cards)
+            self._dirty_nodes.update(self._probes.cards)
             self._expiry, self._valid_until = [], {}
             return
         expiry, valid_until = self._expiry, self._valid_until
@@ -255,9 +209,8 @@ class SnapshotDeriver:
             correct = incorrect = 0
         else:
             probes, correct, incorrect = old.probes, old.correct, old.incorrect
-        new = self._pending.pop(node_id, None)
-        if new:
-            probes, correct, incorrect = self._fold_new(node_id, new, probes, correct, incorrect)
+        placed = self._probes
+        probes, correct, incorrect = placed.place(node_id, probes, correct, incorrect)
         chats = self._chats.get(node_id)
         if not chats:
             sessions = [line.chat_id]
@@ -266,7 +219,7 @@ class SnapshotDeriver:
         else:
             sessions = list(dict.fromkeys([line.chat_id, *chats]))
         memory, fading = None, False
-        card = self._cards.get(node_id)
+        card = placed.cards.get(node_id)
         if card is not None:
             memory, valid_until = self._memory.view(card, self._as_of)
             recall = memory.retrievability
@@ -276,7 +229,7 @@ class SnapshotDeriver:
         resolved = None
         if line.kind == "misconception" and self._as_of is not None:
             taught = self._taught.get(node_id, ())
-            resolved = resolution(resolving_probe(line, self._events.get(node_id, ()), taught))
+            resolved = resolution(resolving_probe(line, placed.events.get(node_id, ()), taught))
         return GraphNode(
             id=node_id,
             statement=line.statement,
@@ -297,39 +250,6 @@ class SnapshotDeriver:
             memory=memory,
             resolution=resolved,
         )
-
-    def _fold_new(
-        self,
-        node_id: str,
-        new: list[EventLine],
-        probes: list[Probe],
-        correct: int,
-        incorrect: int,
-    ) -> tuple[list[Probe], int, int]:
-        """A node's probes and counts with its events not yet folded (`new`), its events and
-        memory card kept up to date."""
-        new = _in_time_order(new)
-        for event in new:
-            if event.correct:
-                correct += 1
-            elif event.correct is False:
-                incorrect += 1
-        events = self._events.get(node_id)
-        card = self._cards.get(node_id)
-        if events is None:
-            events, probes = new, _probes(new)
-            card = self._memory.fold(new)
-        elif _at_ref(new[0]) < _at_ref(events[-1]):  # older than some: place them all
-            events = _in_time_order(events + new)
-            probes = _probes(events)
-            card = self._memory.fold(events)
-        else:
-            events, probes = events + new, probes + _probes(new)
-            card = self._memory.fold(new, card)
-        self._events[node_id] = events
-        if card is not None:
-            self._cards[node_id] = card
-        return probes, correct, incorrect
 
     def _derive_edges(self, state: GraphState) -> list[GraphEdge]:
         nodes, edges = state.nodes, self._edges

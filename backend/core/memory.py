@@ -35,6 +35,7 @@ from datetime import datetime, timedelta
 from itertools import islice
 from typing import Literal, Protocol
 
+import msgspec
 from fsrs import Rating, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS, MAX_DIFFICULTY, MIN_DIFFICULTY, STABILITY_MIN
 
@@ -50,6 +51,22 @@ SURE_FROM = 0.75
 the nearest of them."""
 
 DAY = timedelta(days=1)
+_SPANS: dict[int, timedelta] = {}
+
+
+_SPANS_KEPT = 4096
+
+
+def whole_days(days: int) -> timedelta:
+    """`timedelta(days=days)`, made once for spans up to ≈ 11 years: building one goes
+    through Python integers (≈ 2.5k instructions), and a cold read needs two a node, from
+    a few hundred values."""
+    span = _SPANS.get(days)
+    if span is None:
+        span = timedelta(days=days)
+        if 0 <= days < _SPANS_KEPT:
+            _SPANS[days] = span
+    return span
 
 
 class Answered(Protocol):
@@ -78,13 +95,20 @@ def rating(correct: bool | None, confidence: float | None) -> Rating:
     return Rating(_rating_number(correct, confidence))
 
 
+_AGAIN, _HARD, _GOOD, _EASY = (
+    int(r) for r in (Rating.Again, Rating.Hard, Rating.Good, Rating.Easy)
+)
+"""The ratings as plain ints (an enum member's `.value` is a descriptor call)."""
+
+
 def _rating_number(correct: bool | None, confidence: float | None) -> int:
     if not correct:
-        return Rating.Again.value
-    band = confidence_band(confidence)
-    if band == "guessing":
-        return Rating.Hard.value
-    return Rating.Easy.value if band == "sure" else Rating.Good.value
+        return _AGAIN
+    if confidence is None:
+        return _GOOD
+    if confidence < GUESSING_BELOW:
+        return _HARD
+    return _EASY if confidence >= SURE_FROM else _GOOD
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +137,9 @@ class MemoryPolicy:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryCard:
-    """A node's FSRS state after its reviews (always FSRS's Review state: no steps)."""
+class MemoryCard(msgspec.Struct, frozen=True, gc=False):
+    """A node's FSRS state after its reviews (always FSRS's Review state: no steps). A
+    Struct the collector never tracks: a cold read makes one per node (≈ 10k)."""
 
     stability: float
     difficulty: float
@@ -148,9 +172,11 @@ class _Constants:
     w14: float
     forget_divisor: float
     neg_w19: float
+    interval_scale: float
+    """`Scheduler._next_interval`'s `(desired_retention ** (1 / decay)) - 1`."""
 
     @classmethod
-    def of(cls, w: tuple[float, ...]) -> _Constants:
+    def of(cls, w: tuple[float, ...], desired_retention: float) -> _Constants:
         e, ratings = math.e, range(5)
         decay = -w[20]
         return cls(
@@ -178,6 +204,7 @@ class _Constants:
             w14=w[14],
             forget_divisor=e ** (w[17] * w[18]),
             neg_w19=-w[19],
+            interval_scale=(desired_retention ** (1 / decay)) - 1,
         )
 
 
@@ -189,7 +216,9 @@ class MemoryFold:
     _c: _Constants = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_c", _Constants.of(self.policy.parameters))
+        object.__setattr__(
+            self, "_c", _Constants.of(self.policy.parameters, self.policy.desired_retention)
+        )
 
     def fold(self, probes: Sequence[Answered], card: MemoryCard | None = None) -> MemoryCard | None:
         """`card` (None: a new card) after reviewing `probes`, which must be in time order
@@ -277,14 +306,15 @@ class MemoryFold:
             difficulty=difficulty,
             last_review=last,
             reviews=reviews,
-            due=last + timedelta(days=self.interval_days(stability)),
+            due=last + whole_days(self.interval_days(stability)),
         )
 
     def interval_days(self, stability: float) -> int:
         """`Scheduler._next_interval`: whole days until recall reaches the desired retention."""
-        decay, factor = self._c.decay, self._c.factor
-        days = (stability / factor) * ((self.policy.desired_retention ** (1 / decay)) - 1)
-        return min(max(round(float(days)), 1), self.policy.maximum_interval)
+        days = round((stability / self._c.factor) * self._c.interval_scale)
+        if days < 1:
+            return 1
+        return min(days, self.policy.maximum_interval)
 
     def retrievability(self, card: MemoryCard, as_of: datetime) -> float:
         """`Scheduler.get_card_retrievability` at `as_of` (whole days since the last review)."""
@@ -296,7 +326,7 @@ class MemoryFold:
         """The first moment after `as_of` at which `retrievability` may differ from its value
         at `as_of` (the next whole day since the last review)."""
         days = max(0, (as_of - card.last_review).days)
-        return card.last_review + (days + 1) * DAY
+        return card.last_review + whole_days(days + 1)
 
     def view(self, card: MemoryCard, as_of: datetime | None) -> tuple[Memory, datetime | None]:
         """`memory(card, as_of)` and `valid_until(card, as_of)` at once (the derive's path)."""
@@ -315,7 +345,7 @@ class MemoryFold:
             last_review=last,
             reviews=card.reviews,
         )
-        return memory, last + (days + 1) * DAY
+        return memory, last + whole_days(days + 1)
 
     def memory(self, card: MemoryCard, as_of: datetime | None) -> Memory:
         """The node's `Memory` as of `as_of` (no retrievability without a moment)."""
