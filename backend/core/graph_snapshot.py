@@ -27,9 +27,9 @@ from backend.core.graph_history import state_as_of
 from backend.core.graph_state import EdgeKey, FoldDelta, GraphState
 from backend.core.learner_state import (
     RECENT_PROBES,
+    Resolutions,
     node_state,
     resolution,
-    resolving_probe,
 )
 from backend.core.memory import MemoryFold, MemoryPolicy
 from backend.core.placed_probes import PROBE_KINDS, PlacedProbes
@@ -66,6 +66,7 @@ class SnapshotDeriver:
         self._expiry: list[tuple[datetime, str]] = []  # heap: (retrievability changes, node)
         self._valid_until: dict[str, datetime] = {}  # node → its live entry in `_expiry`
         self._probes = PlacedProbes(self._memory)
+        self._resolutions = Resolutions()  # misconceptions' walks, resumed as probes come
         self._chats: dict[str, list[str]] = {}  # node id → chats mapped to it, in fold order
         self._rested: set[str] = set()  # nodes whose every mapping is a prerequisite one
         self._per_chat: dict[str, int] = {}  # chat → nodes mapped to it
@@ -229,7 +230,8 @@ class SnapshotDeriver:
         resolved = None
         if line.kind == "misconception" and self._as_of is not None:
             taught = self._taught.get(node_id, ())
-            resolved = resolution(resolving_probe(line, placed.events.get(node_id, ()), taught))
+            probed = placed.events.get(node_id, ())
+            resolved = resolution(self._resolutions.resolving_probe(line, probed, taught))
         return GraphNode(
             id=node_id,
             statement=line.statement,

@@ -14,10 +14,12 @@ it shows the belief again and reopens it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import TypeVar
 
-from backend.core.memory import Answered, confidence_band
+from backend.core.memory import GUESSING_BELOW, Answered, confidence_band
 from shared_contracts.graph import EventLine, NodeKind, NodeState, PropositionLine, Resolution
 
 RECENT_PROBES = 2
@@ -42,11 +44,14 @@ def node_state(
     if not probes:
         return "introduced" if seen else "unseen"
     recent = probes[-RECENT_PROBES:]
-    if not all(p.correct for p in recent):
-        return "shaky"
-    if all(is_guess(p) for p in recent):
-        return "introduced"
-    return "fading" if fading else "verified"
+    for probe in recent:
+        if not probe.correct:
+            return "shaky"
+    for probe in recent:  # `is_guess`, inlined: this runs for every node a snapshot derives
+        confidence = probe.confidence
+        if confidence is None or confidence >= GUESSING_BELOW:
+            return "fading" if fading else "verified"
+    return "introduced"
 
 
 class Lessons:
@@ -98,22 +103,55 @@ def resolving_probe(
     wrong answer to a probe of it. A right answer resolves it when it comes from another
     chat than that showing, later in time, not marked "guessing" and not aided
     (`Lessons.aided`). A later wrong answer reopens it. `probes` are in time order."""
-    shown_chat, shown_at = line.chat_id, line.created_at
+    return _Scan(line.chat_id, line.created_at).over(probes, taught).resolved
+
+
+@dataclass(slots=True)
+class _Scan:
+    """Where `resolving_probe`'s walk over a node's probes stands."""
+
+    shown_chat: str
+    shown_at: datetime
     resolved: EventLine | None = None
-    lessons: Lessons | None = None
-    for probe in probes:
-        if not probe.correct:
-            shown_chat, shown_at, resolved = probe.chat_id, probe.at, None
-        elif (
-            resolved is None
-            and probe.chat_id != shown_chat
-            and probe.at > shown_at
-            and not is_guess(probe)
-        ):
-            lessons = lessons or Lessons(taught)
-            if not lessons.aided(probe):
-                resolved = probe
-    return resolved
+    scanned: int = 0
+
+    def over(self, probes: Sequence[EventLine], taught: Sequence[EventLine]) -> _Scan:
+        """Walk on over `probes[self.scanned:]` (the ones before were walked already)."""
+        lessons: Lessons | None = None
+        for probe in islice(probes, self.scanned, None):
+            if not probe.correct:
+                self.shown_chat, self.shown_at, self.resolved = probe.chat_id, probe.at, None
+            elif (
+                self.resolved is None
+                and probe.chat_id != self.shown_chat
+                and probe.at > self.shown_at
+                and not is_guess(probe)
+            ):
+                lessons = lessons or Lessons(taught)
+                if not lessons.aided(probe):
+                    self.resolved = probe
+        self.scanned = len(probes)
+        return self
+
+
+class Resolutions:
+    """`resolving_probe` of each misconception as its probes grow, resumed where the last
+    walk stopped while its probes were only appended to (the same list, longer) and no
+    lesson of it came since; otherwise walked again from the start."""
+
+    def __init__(self) -> None:
+        self._scans: dict[str, tuple[Sequence[EventLine], int, _Scan]] = {}
+
+    def resolving_probe(
+        self, line: PropositionLine, probes: Sequence[EventLine], taught: Sequence[EventLine]
+    ) -> EventLine | None:
+        known = self._scans.get(line.id)
+        if known is not None and known[0] is probes and known[1] == len(taught):
+            scan = known[2]
+        else:
+            scan = _Scan(line.chat_id, line.created_at)
+        self._scans[line.id] = (probes, len(taught), scan.over(probes, taught))
+        return scan.resolved
 
 
 def resolution(probe: EventLine | None) -> Resolution | None:

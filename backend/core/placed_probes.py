@@ -115,11 +115,12 @@ class PlacedProbes:
         correct += verdicts.count(True)
         incorrect += verdicts.count(False)
         events = self.events.get(node_id)
-        card = self.cards.get(node_id)
-        if events is None:
+        card = self.cards.get(node_id)  # its `last_review` is the last placed probe's `at`
+        if events is None or card is None:
             events, probes = new, made
             card = self._memory.fold(made)
-        elif _at_ref(new[0]) < _at_ref(events[-1]):  # older than some: place them all
+        elif made[0].at <= card.last_review and _at_ref(new[0]) < _at_ref(events[-1]):
+            # older than some placed probe: place them all
             events = in_time_order(events + new)
             probes = probes_of(events)
             card = self._memory.fold(probes)
