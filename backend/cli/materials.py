@@ -12,7 +12,7 @@ from backend.cli.data import writable_data_dir
 from backend.cli.errors import CliError, database_errors
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
-    from backend.server.materials import MaterialService
+    from backend.ingest.materials import MaterialService
     from shared_contracts.materials import IngestProgress, Material, MaterialHit
 
 PROGRESS_EVERY_S = 0.5
@@ -54,7 +54,7 @@ def cmd_materials(args: argparse.Namespace) -> int:
 async def _run(
     args: argparse.Namespace, data_dir: Path, database_url: str | None, max_bytes: int
 ) -> int:
-    from backend.server.materials import MaterialService
+    from backend.ingest.materials import MaterialService
     from backend.server.runtime import RandomIds, SystemClock
     from backend.server.stores import open_local_stores
 

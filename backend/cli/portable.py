@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
 
     from backend.core.portability.records import LearnerData
     from backend.portability.archive import ImportReport
-    from backend.server.exporting import ExportFormat
+    from backend.portability.export import ExportFormat
     from backend.server.settings import Settings
     from backend.server.stores import Stores
 
@@ -103,8 +103,8 @@ async def _export(settings: Settings, args: argparse.Namespace) -> str:
 
 async def _export_from(stores: Stores, args: argparse.Namespace) -> str:
     from backend.agent.extraction.channels import GraphReader
+    from backend.portability.export import export_file
     from backend.portability.vault_files import vault_files, write_vault
-    from backend.server.exporting import export_file
     from backend.server.runtime import SystemClock
 
     snapshot = await GraphReader(stores.graph).snapshot()

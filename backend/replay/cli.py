@@ -8,10 +8,10 @@ from pathlib import Path
 
 import anyio
 
+from backend.agent.roles import OFFLINE
 from backend.replay.diff import ReplayResult, diff_sessions
 from backend.replay.fork import fork_session
 from backend.replay.runner import run_replay
-from backend.server.models import OFFLINE
 from backend.server.stores import Stores, open_local_stores
 from backend.tracing.ports import read_expanded
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from backend.agent.roles import OFFLINE, teacher_model
 from backend.core.errors import ModelError, NotFound
 from backend.core.ports import ChatModel, LedgerBatch, LedgerCursor
 from backend.replay.cassette import Cassette
@@ -18,7 +19,6 @@ from backend.replay.diff import ReplayResult, compare
 from backend.replay.divergence import Divergence
 from backend.replay.feed import feed, release_when_stalled, settle
 from backend.replay.settings import replay_settings
-from backend.server.models import OFFLINE, teacher_model
 from backend.server.runtime import RandomIds, SystemClock
 from backend.server.services import open_services
 from backend.server.stores import Stores, build_stores

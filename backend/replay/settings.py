@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from backend.server.models import OFFLINE
+from backend.agent.roles import OFFLINE
 from backend.server.settings import Settings
 
 ROLES = {

@@ -17,8 +17,8 @@ from litestar.params import Body, QueryParameter
 
 from backend.core.ids import require_id
 from backend.ingest.document import too_large
+from backend.ingest.materials import MaterialService
 from backend.server.errors import harness_error
-from backend.server.materials import MaterialService
 from backend.server.ownership import owned, services_of
 from backend.server.routes import PathId
 from shared_contracts.base import STRICT_ID_PATTERN

@@ -15,8 +15,9 @@ from backend.core.ids import require_id
 from backend.core.moments import EXAMPLE, parse_moment
 from backend.core.review import QUEUE_LIMIT
 from backend.core.views import MAX_PAGE, Page
-from backend.server.exporting import ZIP, ExportFormat, export_file, stored_traces
+from backend.portability.export import ZIP, ExportFormat, export_file
 from backend.server.ownership import owned, services_of
+from backend.server.recording import stored_traces
 from backend.server.security import PUBLIC
 from backend.server.settings import Settings
 from shared_contracts.base import STRICT_ID_PATTERN
@@ -176,7 +177,7 @@ async def get_job(request: AnyRequest, job_id: PathId) -> Job:
 async def get_trace(request: AnyRequest, chat_id: PathId) -> list[AnyTraceEvent]:
     """The session's trace (an open question's key withheld); not while a turn runs."""
     services, chat_id = await owned(request, "chat", chat_id)
-    return await services.trace(chat_id)
+    return await services.chats.trace(chat_id)
 
 
 ExportQuery = Annotated[

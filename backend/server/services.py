@@ -21,16 +21,10 @@ from backend.agent.extraction.pipeline import ExtractionReport, create_extractio
 from backend.agent.extraction.stages import Auditor, Extractor
 from backend.agent.jobs.base import SubAgent
 from backend.agent.jobs.runner import JobRunner, create_job_runner
-from backend.core.errors import Busy
-from backend.core.graph_context import render_graph_context
 from backend.core.memory import MemoryPolicy
-from backend.core.pending import find_tool_part, pending_question
 from backend.core.ports import ChatModel, Clock, IdGen
-from backend.core.prerequisites import at_risk_graph
-from backend.core.review_session import render_review_block
-from backend.core.trace_views import without_key
+from backend.ingest.materials import MaterialService
 from backend.server.hub import ENCODER, ChatHub
-from backend.server.materials import MaterialService
 from backend.server.models import build_roles
 from backend.server.recording import recorded_stores, recording_tracer
 from backend.server.runtime import RandomIds, clock_from
@@ -46,12 +40,12 @@ from backend.tracing.tracer import Tracer
 from backend.turn.chats import ChatService
 from backend.turn.material import MaterialDesk
 from backend.turn.runner import TurnRunner
-from backend.turn.seams import ContextRequest, SessionGraph, TurnSeams
+from backend.turn.seams import TurnSeams
+from backend.turn.session_graph import SessionGraphs
 from backend.turn.turns import TurnConfig, Turns
 from shared_contracts.frames import GraphUpdated, JobFrame, Snapshot
 from shared_contracts.http import ExtractAccepted
 from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
-from shared_contracts.trace import AnyTraceEvent
 
 log = logging.getLogger("harness.server")
 
@@ -103,7 +97,13 @@ class Services:
         turns = self._turns(ports, template)
         self.turns = TurnRunner(turns, self.hub, task_group, tracer, ports.coordination.claims)
         self.chats = ChatService(
-            ports.stores.chats, ports.clock, ports.ids, tracer, turns, ports.stores.materials
+            ports.stores.chats,
+            ports.clock,
+            ports.ids,
+            tracer,
+            turns,
+            ports.stores.materials,
+            traces=ports.stores.traces,
         )
 
     def _graph_channels(self, ports: Ports) -> tuple[GraphReader, ExtractionService]:
@@ -153,7 +153,7 @@ class Services:
         seams = TurnSeams(
             ports.stores.chats,
             ports.clock,
-            graph_context=self._session_graph,
+            graph_context=SessionGraphs(self.graph),
             jobs=self.jobs,
             extraction=self.extraction.maybe_trigger,
         )
@@ -183,18 +183,6 @@ class Services:
 
     async def job(self, job_id: str) -> Job:
         return await self.stores.jobs.get(job_id)
-
-    async def trace(self, chat_id: str) -> list[AnyTraceEvent]:
-        """The session's trace; while a question is open, without that question's key
-        (`core.trace_views`). Refused while a turn runs: it may be asking a question that
-        is not open yet. The record is read after the trace, so it is at least as new."""
-        events = await self.stores.traces.read(chat_id)
-        record = await self.stores.chats.get(chat_id)
-        if self.turns.is_running(chat_id):
-            raise Busy("a turn is running: its trace is available once it ends")
-        pending = pending_question(record)
-        found = find_tool_part(record, pending.tool_call_id) if pending is not None else None
-        return events if found is None else without_key(events, found[2])
 
     # -- background results -----------------------------------------------------------
 
@@ -232,16 +220,6 @@ class Services:
         one), so a replay runs the flush, and the run it starts, where the recording did."""
         async with self.tracer.session_end(chat_id, unit):
             return await self.extraction.flush(chat_id)
-
-    async def _session_graph(self, request: ContextRequest) -> SessionGraph:
-        """The graph as of the session's first turn (a review adds its due items), and the
-        part of it the session's plan is checked against."""
-        snapshot = await self.graph.snapshot_for(request.as_of)
-        markdown = render_graph_context(snapshot).markdown
-        if request.mode == "review":
-            block = render_review_block(await self.graph.review_brief(request.as_of))
-            markdown = f"{block}\n\n{markdown}" if markdown else block
-        return SessionGraph(markdown, at_risk_graph(snapshot))
 
 
 @asynccontextmanager

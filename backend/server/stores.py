@@ -7,24 +7,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from backend.core.ids import require_id
-from backend.core.ports import (
-    AccountStore,
-    ChatFanOut,
-    ChatStore,
-    GraphStore,
-    JobStore,
-    MaterialStore,
-    OwnedIds,
-    ProcessLocks,
-    SearchPort,
-    TraceStore,
-    TurnClaims,
-)
+from backend.core.ports import AccountStore, OwnedIds
 from backend.store.dir_lock import DataDirInUse, DataDirLock
 from backend.store.errors import (
     DatabaseError,
@@ -32,24 +18,19 @@ from backend.store.errors import (
     DiskError,
     SchemaTooNew,
 )
-from backend.store.file_account_store import FileAccountStore
-from backend.store.file_material_store import FileMaterialStore
-from backend.store.file_owned_ids import FileOwnedIds
-from backend.store.fileops import FileOps, OsFileOps
-from backend.store.json_chat_store import CHAT_CACHE_BYTES, JsonChatStore
-from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
-from backend.store.jsonl_graph_store import JsonlGraphStore
-from backend.store.jsonl_trace_store import JsonlTraceStore
-from backend.store.local_coordination import LocalFanOut, LocalProcessLocks, LocalTurnClaims
-from backend.store.pg.coordination import (
-    LockSession,
-    PgFanOut,
-    PgNotices,
-    PgProcessLocks,
-    PgTurnClaims,
-    open_coordination,
+from backend.store.factory import (
+    LOCAL_LEARNER,
+    AloneFactory,
+    Coordination,
+    FileStoreFactory,
+    Stores,
+    build_stores,
+    export_stores,
+    read_graph,
 )
-from backend.store.pg.database import PgDatabase, open_database
+from backend.store.pg.coordination import open_coordination
+from backend.store.pg.database import open_database
+from backend.store.pg.factory import PgCoordinationFactory, PgStoreFactory
 from backend.store.pg.moving import (
     DataDirUnsound,
     Moved,
@@ -57,18 +38,8 @@ from backend.store.pg.moving import (
     move_data_dir,
     read_accounts,
 )
-from backend.store.pg.pg_account_store import PgAccountStore
-from backend.store.pg.pg_chat_store import PgChatStore
-from backend.store.pg.pg_graph_store import PgGraphStore
-from backend.store.pg.pg_job_store import PgJobStore
-from backend.store.pg.pg_material_store import PgMaterialStore
-from backend.store.pg.pg_owned_ids import PgOwnedIds
-from backend.store.pg.pg_trace_store import PgTraceStore
 from backend.store.pg.pg_verify import verify_database
-from backend.store.record_cache import CacheView, RecordCache
 from backend.store.verify import verify_data_dir
-from shared_contracts.chat import ChatRecord
-from shared_contracts.jobs import Job
 
 __all__ = [
     "LOCAL_LEARNER",
@@ -100,51 +71,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Stores:
-    """Every storage port the app needs, built once at startup."""
-
-    chats: ChatStore
-    graph: GraphStore
-    jobs: JobStore
-    traces: TraceStore
-    materials: MaterialStore
-    search: SearchPort
-    """The same learner's materials, searched (one adapter serves both)."""
-
-
-def build_stores(
-    data_dir: Path, *, fs: FileOps | None = None, graph: GraphStore | None = None
-) -> Stores:
-    """File stores under `data_dir` (created if missing; torn ledger tails and stray temp
-    files are cleaned here). `fs` lets fault-injection tests replace the OS calls; `graph`
-    replaces the graph store (a read-only one)."""
-    fs = fs or OsFileOps()
-    data_dir = Path(data_dir)
-    materials = FileMaterialStore(data_dir, fs)
-    return Stores(
-        chats=JsonChatStore(data_dir, fs),
-        graph=graph or JsonlGraphStore(data_dir, fs),
-        jobs=JsonJobStore(data_dir, fs),
-        traces=JsonlTraceStore(data_dir, fs),
-        materials=materials,
-        search=materials,
-    )
-
-
-def read_graph(data_dir: Path) -> GraphStore:
-    """The graph ledgers under `data_dir` for reading only: nothing on disk changes (a torn
-    tail is left for `harness verify` to report and the server to repair)."""
-    return JsonlGraphStore(Path(data_dir), OsFileOps(), read_only=True)
-
-
-def export_stores(data_dir: Path) -> Stores:
-    """The stores `harness export` reads, maybe beside a server writing the same data dir:
-    the graph opened read-only, so a ledger line the server is halfway through appending is
-    left to it (not cut off as a torn tail, which would corrupt the line it completes)."""
-    return build_stores(data_dir, graph=read_graph(data_dir))
-
-
 def verify(data_dir: Path) -> list[str]:
     """The problems `harness verify` reports for `data_dir` (empty when sound); read-only:
     the local learner's files, every account's learner's (`learners/<id>/...`, named so),
@@ -154,11 +80,6 @@ def verify(data_dir: Path) -> list[str]:
         prefix = "" if learner == LOCAL_LEARNER else f"learners/{learner}/"
         problems += [prefix + problem for problem in verify_data_dir(root)]
     return problems + read_accounts(Path(data_dir))[1]
-
-
-LOCAL_LEARNER = "local"
-"""The learner of `LH_AUTH=local`: its files are `LH_DATA_DIR` itself, its rows carry this id
-(account ids are drawn with a prefix, so none is ever `local`)."""
 
 
 class StoreFactory(Protocol):
@@ -175,85 +96,6 @@ class StoreFactory(Protocol):
     def for_learner(self, learner_id: str) -> Stores: ...
 
     def owned(self, learner_id: str) -> OwnedIds: ...
-
-
-def learner_root(data_dir: Path, learner_id: str) -> Path:
-    """A learner's directory: `data_dir` for the local learner, else `data_dir/learners/<id>`."""
-    learner = require_id(learner_id, "learner id")
-    return data_dir if learner == LOCAL_LEARNER else data_dir / "learners" / learner
-
-
-class FileStoreFactory:
-    """Learners' stores on files: `data_dir` for the local learner, `data_dir/learners/<id>/`
-    for each other one. The chat and job caches are one budget shared by every learner."""
-
-    def __init__(self, data_dir: Path, *, fs: FileOps | None = None) -> None:
-        self.data_dir = Path(data_dir)
-        self._fs = fs
-        self._stores: dict[str, Stores] = {}
-        self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
-        self._jobs: RecordCache[Job] = RecordCache(JOB_CACHE_BYTES)
-        self._accounts: FileAccountStore | None = None
-
-    @property
-    def accounts(self) -> AccountStore:
-        """Opened on first use: a local-only data dir gets no `accounts/` directory."""
-        if self._accounts is None:
-            self._accounts = FileAccountStore(self.data_dir, self._fs)
-        return self._accounts
-
-    def root(self, learner_id: str) -> Path:
-        return learner_root(self.data_dir, learner_id)
-
-    def owned(self, learner_id: str) -> OwnedIds:
-        return FileOwnedIds(self.root(learner_id))
-
-    def for_learner(self, learner_id: str) -> Stores:
-        stores = self._stores.get(learner_id)
-        if stores is None:
-            root, fs, ns = self.root(learner_id), self._fs or OsFileOps(), f"{learner_id}/"
-            materials = FileMaterialStore(root, fs)
-            stores = self._stores[learner_id] = Stores(
-                chats=JsonChatStore(root, fs, cache=CacheView(self._chats, ns)),
-                graph=JsonlGraphStore(root, fs),
-                jobs=JsonJobStore(root, fs, cache=CacheView(self._jobs, ns)),
-                traces=JsonlTraceStore(root, fs),
-                materials=materials,
-                search=materials,
-            )
-        return stores
-
-
-class PgStoreFactory:
-    """Learners' stores on one PostgreSQL database (one pool per process); the chat cache is
-    one budget shared by every learner."""
-
-    def __init__(self, db: PgDatabase) -> None:
-        self.db = db
-        self._accounts = PgAccountStore(db)
-        self._stores: dict[str, Stores] = {}
-        self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
-
-    @property
-    def accounts(self) -> AccountStore:
-        return self._accounts
-
-    def owned(self, learner_id: str) -> OwnedIds:
-        return PgOwnedIds(self.db, learner_id)
-
-    def for_learner(self, learner_id: str) -> Stores:
-        stores = self._stores.get(learner_id)
-        if stores is None:
-            materials = PgMaterialStore(self.db, learner_id)
-            stores = self._stores[learner_id] = Stores(
-                chats=PgChatStore(self.db, learner_id, cache=self._chats),
-                graph=PgGraphStore(self.db, learner_id),
-                jobs=PgJobStore(self.db, learner_id),
-                traces=PgTraceStore(self.db, learner_id),
-                materials=materials,
-                search=materials,
-            )
-        return stores
 
 
 @asynccontextmanager
@@ -306,51 +148,10 @@ async def check_database(database_url: str) -> None:
         pass
 
 
-@dataclass(frozen=True)
-class Coordination:
-    """How this process shares one learner's chats with the other processes serving it:
-    in one process (files) nothing is shared; on PostgreSQL a chat's turn is claimed in
-    the database, the extraction run and the graph merge are locked across processes,
-    and job, graph and turn frames reach the sockets of every process."""
-
-    claims: TurnClaims
-    locks: ProcessLocks
-    fanout: ChatFanOut
-
-
-ALONE = Coordination(LocalTurnClaims(), LocalProcessLocks(), LocalFanOut())
-"""One process: today's behaviour, exactly (no call takes a scheduling point)."""
-
-
 class CoordinationFactory(Protocol):
     """Hands out one learner's `Coordination` (the same one each time)."""
 
     def for_learner(self, learner_id: str) -> Coordination: ...
-
-
-class AloneFactory:
-    def for_learner(self, learner_id: str) -> Coordination:
-        return ALONE
-
-
-class PgCoordinationFactory:
-    """Every learner's coordination over this process's locks session and notices."""
-
-    def __init__(self, session: LockSession, notices: PgNotices) -> None:
-        self.session = session
-        self.notices = notices
-        self._made: dict[str, Coordination] = {}
-
-    def for_learner(self, learner_id: str) -> Coordination:
-        made = self._made.get(learner_id)
-        if made is None:
-            learner = require_id(learner_id, "learner id")
-            made = self._made[learner_id] = Coordination(
-                PgTurnClaims(self.session, learner),
-                PgProcessLocks(self.session, learner),
-                PgFanOut(self.notices, learner),
-            )
-        return made
 
 
 @asynccontextmanager

@@ -1,5 +1,5 @@
-"""Chats as the routes and the WebSocket see them: created, listed and viewed here (what
-a client may see: no answer key of an open question)."""
+"""Chats as the routes and the WebSocket see them: created, listed and viewed here, and a
+chat's trace read (what a client may see: no answer key of an open question)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,16 @@ from contextlib import AbstractAsyncContextManager
 
 import msgspec
 
-from backend.core.errors import NotFound
+from backend.core.errors import Busy, NotFound
 from backend.core.ids import require_id
-from backend.core.ports import ChatStore, Clock, IdGen, MaterialStore, TurnObserver
+from backend.core.pending import find_tool_part, pending_question
+from backend.core.ports import ChatStore, Clock, IdGen, MaterialStore, TraceStore, TurnObserver
 from backend.core.summaries import chat_summary
+from backend.core.trace_views import without_key
 from backend.core.views import WHOLE, Page, chat_view
 from backend.turn.turns import Turns
 from shared_contracts.chat import UNTITLED, ChatMode, ChatRecord, ChatSummary, ChatView
+from shared_contracts.trace import AnyTraceEvent
 
 REVIEW_TITLE = "Review"
 
@@ -31,8 +34,11 @@ class ChatService:
         observer: TurnObserver,
         turns: Turns,
         materials: MaterialStore | None = None,
+        *,
+        traces: TraceStore | None = None,
     ) -> None:
         self._chats = chats
+        self._traces = traces
         self._clock = clock
         self._ids = ids
         self._observer = observer
@@ -108,3 +114,17 @@ class ChatService:
     def live_view(self, chat_id: str, page: Page = WHOLE) -> ChatView | None:
         """See `Turns.live_view` (no I/O, no await)."""
         return self._turns.live_view(chat_id, page)
+
+    async def trace(self, chat_id: str) -> list[AnyTraceEvent]:
+        """The session's trace; while a question is open, without that question's key
+        (`core.trace_views`). Refused while a turn runs: it may be asking a question that
+        is not open yet. The record is read after the trace, so it is at least as new."""
+        if self._traces is None:
+            raise NotFound(f"no trace of chat {chat_id!r} is kept here")
+        events = await self._traces.read(chat_id)
+        record = await self._chats.get(chat_id)
+        if self._turns.is_running(chat_id):
+            raise Busy("a turn is running: its trace is available once it ends")
+        pending = pending_question(record)
+        found = find_tool_part(record, pending.tool_call_id) if pending is not None else None
+        return events if found is None else without_key(events, found[2])

@@ -26,12 +26,12 @@ import anyio
 import msgspec
 
 from backend.agent.offline.tutor import OfflineTutor
+from backend.agent.roles import build_subagents
 from backend.core.errors import ModelError
 from backend.core.pending import pending_question
 from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.models import build_subagents
 from backend.server.recording import recording_tracer
 from backend.server.services import Services
 from backend.server.settings import Settings

@@ -19,10 +19,10 @@ import msgspec
 import pytest
 
 from backend.agent.litellm_model import LitellmChatModel
+from backend.agent.roles import build_subagents
 from backend.replay.runner import run_replay
 from backend.server.dispatch import receive
 from backend.server.hub import Connection
-from backend.server.models import build_subagents
 from backend.server.recording import recording_tracer
 from backend.server.settings import Settings
 from backend.server.stores import build_stores

@@ -1,6 +1,7 @@
-"""Architecture fitness, checked on the source: modules and functions stay small, and no
-project module imports itself back through others (TYPE_CHECKING imports count: a type
-import that closes a circle is resolved with a Protocol in the lower module).
+"""Architecture fitness, checked on the source: modules and functions stay small, the server
+stays transport and composition (a line budget: application logic lives in the packages
+below it), and no project module imports itself back through others (TYPE_CHECKING imports
+count: a type import that closes a circle is resolved with a Protocol in the lower module).
 
 ui/ joins the size limits once its split has settled (the lead's call)."""
 
@@ -15,6 +16,9 @@ SIZED = ("backend", "shared_contracts")
 PACKAGES = ("backend", "shared_contracts", "ui")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
+SERVER = "backend/server"
+MAX_SERVER_LINES = 2_500
+MAX_SERVER_MEDIAN = 100
 LONG_ON_PURPOSE = {
     "backend.core.memory.fold": "MemoryFold.fold: FSRS's review step inlined in the loop of "
     "a cold read, its constants as locals (bench B1/B16); a call per probe would cost more",
@@ -37,6 +41,24 @@ def test_no_module_is_over_400_lines() -> None:
         if (n := len(path.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"split by concept: {long}"
+
+
+def _server_module_lines() -> dict[str, int]:
+    return {name: len(path.read_text("utf-8").splitlines()) for name, path in _modules((SERVER,))}
+
+
+def test_the_server_is_transport_and_composition_in_2500_lines() -> None:
+    """Routes, the WebSocket, config and composition roots fit in the budget; a service,
+    a turn step or a format that grows there belongs in a package below the server."""
+    lines = _server_module_lines()
+    assert sum(lines.values()) <= MAX_SERVER_LINES, sorted(lines.items(), key=lambda kv: -kv[1])
+
+
+def test_the_servers_median_module_is_at_most_100_lines() -> None:
+    lines = sorted(_server_module_lines().values())
+    middle = len(lines) // 2
+    median = lines[middle] if len(lines) % 2 else (lines[middle - 1] + lines[middle]) / 2
+    assert median <= MAX_SERVER_MEDIAN, lines
 
 
 def test_no_function_is_over_60_lines() -> None:

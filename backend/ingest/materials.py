@@ -21,7 +21,7 @@ import anyio.to_thread
 from backend.core.errors import MaterialRejected, NotFound
 from backend.core.ids import require_id
 from backend.core.ports import Clock, IdGen, MaterialStore, SearchPort
-from backend.ingest import Ingested, read_document
+from backend.ingest.document import Ingested, read_document
 from shared_contracts.materials import (
     IngestProgress,
     IngestStage,

@@ -4,24 +4,19 @@ another learner's is reachable from them."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from dataclasses import dataclass
 from typing import Literal
 
 import anyio.to_thread
 
-from backend.core.ports import Clock, TraceStore
+from backend.core.ports import Clock
 from backend.portability.anki import export_anki
 from backend.portability.archive import LearnerStores, export_archive
 from backend.portability.vault_files import vault_files, vault_zip
-from backend.server.stores import Stores
-from backend.tracing.ports import ExpandedTraces
 from shared_contracts.graph import GraphSnapshot
-from shared_contracts.trace import AnyTraceEvent
 
 ExportFormat = Literal["archive", "anki", "markdown"]
-EXPORT_FORMATS: tuple[ExportFormat, ...] = ("archive", "anki", "markdown")
 ZIP = "application/zip"
 """Every export is a zip: the archive, the vault's folder, and an .apkg (Anki's own zip)."""
 
@@ -31,28 +26,6 @@ class ExportFile:
     data: bytes
     filename: str
     """What a download saves it as: the format and the day it was taken."""
-
-
-class StoredTraces:
-    """The app's traces read as they are stored (texts interned), as the archive holds them,
-    so an archive taken from a running server is the one `harness export` writes."""
-
-    def __init__(self, traces: ExpandedTraces) -> None:
-        self._traces = traces
-
-    async def append(self, chat_id: str, events: list[AnyTraceEvent]) -> None:
-        await self._traces.append(chat_id, events)
-
-    async def read(self, chat_id: str) -> list[AnyTraceEvent]:
-        return await self._traces.read_stored(chat_id)
-
-
-def stored_traces(stores: Stores) -> Stores:
-    """`stores` with traces read as stored (the app's recorded stores expand them)."""
-    traces: TraceStore = stores.traces
-    if isinstance(traces, ExpandedTraces):
-        traces = StoredTraces(traces)
-    return dataclasses.replace(stores, traces=traces)
 
 
 async def export_file(
