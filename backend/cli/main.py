@@ -12,18 +12,12 @@ from pathlib import Path
 from backend.cli.data import cmd_verify
 from backend.cli.doctor import MODEL_PROBE_SECONDS, cmd_doctor
 from backend.cli.errors import CliError
+from backend.cli.exporting import EXPORT_DETAILS, cmd_export, export_arguments
+from backend.cli.importing import IMPORT_DETAILS, cmd_import, import_arguments
 from backend.cli.learner import cmd_graph, cmd_review, graph_arguments, review_arguments
 from backend.cli.materials import add_arguments as material_arguments
 from backend.cli.materials import cmd_materials
 from backend.cli.moving import cmd_migrate
-from backend.cli.portable import (
-    EXPORT_DETAILS,
-    IMPORT_DETAILS,
-    cmd_export,
-    cmd_import,
-    export_arguments,
-    import_arguments,
-)
 from backend.cli.replaying import cmd_replay
 from backend.cli.serving import cmd_run, cmd_serve
 

@@ -1,5 +1,5 @@
-"""`harness export` and `harness import`: a learner's data taken out of LH_DATA_DIR (an
-archive, an Anki deck, a Markdown vault) and an archive brought back, checked whole first."""
+"""`harness export`: a learner's data taken out of LH_DATA_DIR (or the database) as an
+archive, an Anki deck or a Markdown vault; the files are only read."""
 
 from __future__ import annotations
 
@@ -10,14 +10,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from backend.cli.data import existing_data_dir, writable_data_dir
+from backend.cli.data import existing_data_dir
 from backend.cli.errors import CliError, database_errors
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     from collections.abc import AsyncIterator
 
-    from backend.core.portability.records import LearnerData
-    from backend.portability.archive import ImportReport
     from backend.portability.export import ExportFormat
     from backend.server.settings import Settings
     from backend.server.stores import Stores
@@ -30,12 +28,6 @@ The archive holds chats, graph ledgers, jobs, materials and (unless --no-traces)
 sessions' traces, with a manifest of counts and a sha256 per file. A file given is
 replaced whole once the export is written; a vault's DIR must be new or empty."""
 
-IMPORT_DETAILS = """Checks the whole archive before writing anything (its version, every
-member's size, sha256 and records); a refused archive leaves LH_DATA_DIR as it was. Into a
-data dir that holds data it refuses unless --merge: a merge adds what is not there yet, so
-importing the same archive twice writes nothing the second time. Refused while a
-server runs on the data dir: stop it first."""
-
 
 def export_arguments(cmd: argparse.ArgumentParser) -> None:
     target = cmd.add_mutually_exclusive_group(required=True)
@@ -47,13 +39,6 @@ def export_arguments(cmd: argparse.ArgumentParser) -> None:
         dest="traces",
         action="store_false",
         help="leave the sessions' traces out of the archive (they let sessions be replayed)",
-    )
-
-
-def import_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("archive", metavar="FILE.zip", type=Path, help="an archive of harness export")
-    cmd.add_argument(
-        "--merge", action="store_true", help="add to a data dir that holds data already"
     )
 
 
@@ -78,26 +63,21 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 @asynccontextmanager
-async def _learner_stores(settings: Settings, *, writing: bool) -> AsyncIterator[Stores]:
-    """The local learner's stores: PostgreSQL's with LH_DATABASE_URL (its schema migrated
-    only to write), else the files (for reading: the graph read-only)."""
-    from backend.server.stores import build_stores, export_stores, open_local_stores
+async def _reading_stores(settings: Settings) -> AsyncIterator[Stores]:
+    """The local learner's stores to read: PostgreSQL's with LH_DATABASE_URL (its schema
+    not migrated), else the files with the graph read-only."""
+    from backend.server.stores import export_stores, open_local_stores
 
     url = settings.database_url
     if url is not None:
-        async with open_local_stores(settings.data_dir, url, migrate_schema=writing) as stores:
+        async with open_local_stores(settings.data_dir, url, migrate_schema=False) as stores:
             yield stores
-    elif writing:
-        from backend.server.stores import DataDirLock
-
-        with DataDirLock(writable_data_dir(settings.data_dir)):  # never beside a live server
-            yield build_stores(settings.data_dir)
     else:
         yield export_stores(settings.data_dir)
 
 
 async def _export(settings: Settings, args: argparse.Namespace) -> str:
-    async with _learner_stores(settings, writing=False) as stores:
+    async with _reading_stores(settings) as stores:
         return await _export_from(stores, args)
 
 
@@ -140,45 +120,3 @@ def _write_whole(target: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    import anyio
-
-    from backend.core.errors import HarnessError
-    from backend.portability.archive import import_archive, read_archive
-    from backend.server.settings import load_settings
-
-    settings = load_settings()
-    archive: Path = args.archive
-    if not archive.is_file():
-        raise CliError(f"{archive}: no such file")
-
-    async def write(incoming: LearnerData) -> ImportReport:
-        async with _learner_stores(settings, writing=True) as stores:
-            return await import_archive(stores, incoming, merge=args.merge)
-
-    try:
-        with archive.open("rb") as source:
-            incoming = read_archive(source)  # every check passes before the data is touched
-        with database_errors(settings.database_label):
-            report = anyio.run(write, incoming)
-    except HarnessError as exc:
-        raise CliError(f"{archive}: {exc}") from None
-    where = settings.database_label if settings.database_url else str(settings.data_dir)
-    print(_imported(report, where))
-    return 0
-
-
-def _imported(report: ImportReport, where: str) -> str:
-    from backend.core.portability.layout import LEDGERS
-
-    kinds = ("chats", "jobs", "materials", "traces")
-    written = ", ".join(f"{report.written.get(k, 0)} {k}" for k in kinds)
-    lines = sum(report.written.get(name, 0) for name in LEDGERS)
-    if report.merged:
-        return (
-            f"merged into {where}: wrote {written}, {lines} graph line(s);"
-            " the rest was there already"
-        )
-    return f"imported into {where}: {written}, {lines} graph line(s)"
