@@ -9,8 +9,9 @@ from pathlib import PurePath
 
 from backend.core.errors import MaterialRejected
 from backend.ingest.chunking import chunk_pages, plain_heading
-from backend.ingest.pdf import clean_text, read_pdf
+from backend.ingest.pdf import read_pdf
 from backend.ingest.sniff import decode_text, sniff
+from backend.ingest.text import clean_text
 from shared_contracts.materials import IngestStage, MaterialKind, MaterialText
 
 Progress = Callable[[IngestStage, int, int], None]

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 from collections.abc import Callable
 
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
 from backend.core.errors import MaterialRejected
+from backend.ingest.text import clean_text
 
 log = logging.getLogger("harness.materials")
 
 PageProgress = Callable[[int, int], None]
 """Called after each page with (pages done, pages in all)."""
 
-_UNWANTED = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ud800-\udfff]")
 MIN_TEXT_CHARS = 1
 """A document with fewer characters of text than this on every page has no text layer."""
 
@@ -94,10 +93,3 @@ def _title(reader: PdfReader) -> str:
     except (PyPdfError, ValueError, KeyError, TypeError):
         return ""
     return " ".join(clean_text(title).split()) if isinstance(title, str) else ""
-
-
-def clean_text(text: str) -> str:
-    """Text safe to store and index: no control characters (bar tab, newline, form feed),
-    no lone surrogates, newlines as `\\n`."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _UNWANTED.sub("", text)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from litestar import Litestar
@@ -19,7 +18,7 @@ from backend.server.learners import Learners, open_learners
 from backend.server.material_routes import materials_router
 from backend.server.openapi import openapi_config
 from backend.server.routes import ROUTES
-from backend.server.runtime import RandomIds, SystemClock
+from backend.server.runtime import RandomIds, SystemClock, startup_heap_frozen
 from backend.server.security import auth_guard
 from backend.server.settings import Settings, check_exposure, load_settings
 from backend.server.stores import StoreFactory
@@ -90,18 +89,3 @@ async def _account_service(
         RandomIds(),
         session_hours=settings.session_hours,
     )
-
-
-@contextmanager
-def startup_heap_frozen() -> Iterator[None]:
-    """While the app serves, what exists once it has started (imports, routes, services,
-    the chats read at start-up) sits in the collector's permanent generation: a full
-    collection scans only what serving made since (≈ 60 ms over ≈ 100k objects every few
-    bursts of turns before). Refcounting still frees frozen objects; unfrozen at shutdown
-    so a process that builds apps again (tests) keeps no cycle out of reach."""
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()

@@ -1,9 +1,13 @@
-"""The production Clock and IdGen: the only places that read the time or make ids."""
+"""The production runtime: the Clock and IdGen (the only places that read the time or make
+ids) and the collector's setting while the app serves."""
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -65,3 +69,18 @@ class RandomIds:
 
     def new(self, prefix: str) -> str:
         return f"{prefix}-{secrets.token_hex(6)}"
+
+
+@contextmanager
+def startup_heap_frozen() -> Iterator[None]:
+    """While the app serves, what exists once it has started (imports, routes, services,
+    the chats read at start-up) sits in the collector's permanent generation: a full
+    collection scans only what serving made since (≈ 60 ms over ≈ 100k objects every few
+    bursts of turns before). Refcounting still frees frozen objects; unfrozen at shutdown
+    so a process that builds apps again (tests) keeps no cycle out of reach."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from litestar.testing import TestClient
 
-from backend.server.app import create_app, startup_heap_frozen
+from backend.server.app import create_app
+from backend.server.runtime import startup_heap_frozen
 from backend.server.settings import Settings
 from tests.fakes import ScriptedModel
 
