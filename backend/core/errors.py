@@ -69,6 +69,9 @@ class NotFound(HarnessError):
 
 class StorageError(HarnessError):
     code = "storage_error"
+    retryable = False
+    """True when the same write may succeed shortly (a database restarting), not a disk
+    that refused it."""
 
     def public_message(self) -> str:
         """Never a file path: the operator's log has the detail."""

@@ -33,6 +33,8 @@ class DatabaseUnavailable(DatabaseError):
     """The database could not be reached (down, restarting, or no connection free in
     time); the operation may be tried again once it is back."""
 
+    retryable = True
+
     def public_message(self) -> str:
         return "the server could not save or read this chat (database unavailable)"
 

@@ -15,7 +15,14 @@ from anyio import wait_all_tasks_blocked
 
 from backend.agent.jobs import JobRunner, SubAgentContext, create_job_runner
 from backend.agent.jobs.runner import INTERRUPTED, NEVER_RECORDED
-from backend.core.errors import BadToolArguments, Busy, ModelError, NotFound, ToolError
+from backend.core.errors import (
+    BadToolArguments,
+    Busy,
+    ModelError,
+    NotFound,
+    StorageError,
+    ToolError,
+)
 from shared_contracts.chat import ChatRecord, Message, TextPart, ToolPart
 from shared_contracts.jobs import Job, ResearchNote, Visual
 from shared_contracts.tools import DemoArgs, JobOutput, ResearchArgs, VisualArgs
@@ -429,3 +436,46 @@ async def test_submit_refuses_bad_input_and_records_nothing() -> None:
         with pytest.raises(ToolError, match="no sub-agent"):
             await runner.submit("chat-1", "call_r", "demo", DemoArgs(brief="b"))
     assert jobs.jobs == {}
+
+
+class Restarting(StorageError):
+    """What the PostgreSQL adapter raises while the database restarts."""
+
+    retryable = True
+
+
+class FlakyChats(MemoryChatStore):
+    """Refuses the next `failures` updates with `error`, then works."""
+
+    def __init__(self, failures: int, error: type[StorageError]) -> None:
+        super().__init__()
+        self.failures, self.error, self.refused = failures, error, 0
+
+    async def update(self, chat_id, mutate):
+        if self.failures:
+            self.failures -= 1
+            self.refused += 1
+            raise self.error("database unavailable: the server is restarting")
+        return await super().update(chat_id, mutate)
+
+
+@pytest.mark.parametrize(
+    ("error", "settles", "refused"), [(Restarting, True, 2), (StorageError, False, 1)]
+)
+async def test_a_job_settles_its_part_once_the_store_is_back(error, settles, refused) -> None:
+    """A database restarting as a job ends: the part is settled once it is back (it used to
+    wait as 'input-available' for a done job until the next start); a disk that refused
+    the write is not asked again."""
+    chats, jobs = FlakyChats(0, error), MemoryJobStore()
+    await chats.create(chat("chat-1", ("call_r", "research")))
+    agent = StubAgent()
+    async with harness(chats, jobs, {"research": agent}) as (runner, _):
+        job = await runner.submit("chat-1", "call_r", "research", ResearchArgs(question="q"))
+        await wait_all_tasks_blocked()
+        chats.failures = 2
+        agent.open()
+        await runner.wait_idle()
+    assert (await jobs.get(job.id)).status == "done"
+    assert chats.refused == refused
+    state = part(await chats.get("chat-1"), "call_r").state
+    assert state == ("output-available" if settles else "input-available")

@@ -23,7 +23,7 @@ from anyio.abc import TaskGroup
 from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext, brief_of
 from backend.agent.jobs.parts import attach_job, is_open_job_part, map_parts, settle_job, settled
 from backend.agent.tool_specs import decode_tool_args
-from backend.core.errors import BadToolArguments, Busy, HarnessError, ToolError
+from backend.core.errors import BadToolArguments, Busy, HarnessError, StorageError, ToolError
 from backend.core.ids import require_id
 from backend.core.ports import ChatStore, Clock, IdGen, JobStore, TurnClaims
 from shared_contracts.chat import ChatRecord, ToolPart
@@ -38,6 +38,10 @@ OnSubmitted = Callable[[str, str, str], Awaitable[None]]
 INTERRUPTED = "interrupted by restart"
 NEVER_RECORDED = "interrupted by restart (the job was never recorded)"
 CANCELLED = "cancelled"
+SETTLE_PAUSES = (0.1, 0.3, 1.0, 3.0)
+"""Seconds between attempts to record a job's end while the store is briefly unreachable
+(a database restart takes about a second): a job done but never settled in its chat would
+wait there until the next start."""
 _ARGS: dict[str, type] = {"research": ResearchArgs, "demo": DemoArgs, "visual": VisualArgs}
 _MAX_ERROR = 500
 
@@ -222,15 +226,30 @@ class JobRunner:
         return msgspec.structs.replace(job, status=status, finished_at=self._clock.now(), **changes)
 
     async def _settle(self, job: Job) -> None:
-        """Save the final job and rewrite its tool part; each step's failure is logged."""
-        try:
-            await self._jobs.save(job)
-        except Exception as exc:
-            log.error("[job %s] could not save the %s job: %s", job.id, job.status, exc)
-        try:
-            await self._chats.update(job.chat_id, lambda record: settle_job(record, job))
-        except Exception as exc:
-            log.error("[job %s] could not settle its tool part: %s", job.id, exc)
+        """Save the final job and rewrite its tool part; each step is tried again while the
+        store is briefly unreachable, and its failure is logged."""
+        await self._persist(job, f"save the {job.status} job", lambda: self._jobs.save(job))
+        await self._persist(
+            job,
+            "settle its tool part",
+            lambda: self._chats.update(job.chat_id, lambda record: settle_job(record, job)),
+        )
+
+    async def _persist(self, job: Job, what: str, write: Callable[[], Awaitable[object]]) -> None:
+        """`write` (idempotent: an upsert, a settle of a settled part changes nothing)."""
+        for pause in (*SETTLE_PAUSES, None):
+            try:
+                await write()
+                return
+            except StorageError as exc:
+                if not exc.retryable or pause is None:
+                    log.error("[job %s] could not %s: %s", job.id, what, exc)
+                    return
+                log.warning("[job %s] could not %s (%s); again in %g s", job.id, what, exc, pause)
+                await anyio.sleep(pause)
+            except Exception as exc:
+                log.error("[job %s] could not %s: %s", job.id, what, exc)
+                return
 
     async def recover(self, *, others: TurnClaims | None = None) -> list[Job]:
         """At start-up: fail jobs a crash left pending/running and settle every open job
