@@ -4,7 +4,6 @@ print, and what they refuse (one `harness COMMAND: ...` line, exit 2, nothing wr
 from __future__ import annotations
 
 import io
-import os
 import sqlite3
 import subprocess
 import zipfile
@@ -18,17 +17,6 @@ from tests.portability.helpers import digest, golden_copy, manifest_of, members,
 from tests.reliability.server_proc import HARNESS, ServerProcess, harness_env
 
 GOLDEN = "lesson_python_lists"
-
-
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A clean LH_ environment in an empty working directory, LH_DATA_DIR=./data."""
-    for name in list(os.environ):
-        if name.startswith("LH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LH_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path
 
 
 @pytest.fixture

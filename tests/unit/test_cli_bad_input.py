@@ -17,17 +17,6 @@ GOLDEN = Path(__file__).parents[1] / "golden" / "lesson_python_lists"
 
 
 @pytest.fixture
-def env(monkeypatch, tmp_path: Path) -> Path:
-    """A clean LH_ environment in an empty working directory (no `.env`)."""
-    for name in list(os.environ):
-        if name.startswith("LH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LH_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path
-
-
-@pytest.fixture
 def lesson(env: Path) -> Path:
     shutil.copytree(GOLDEN, env / "data")
     return env / "data"

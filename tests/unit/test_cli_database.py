@@ -3,7 +3,6 @@ database as on files; a database that cannot be used is one line and exit 2."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -17,15 +16,10 @@ from tests.unit.test_cli_bad_input import GOLDEN, one_error_line
 
 
 @pytest.fixture
-def lesson(monkeypatch, tmp_path: Path) -> Path:
+def lesson(env: Path) -> Path:
     """A recorded lesson in LH_DATA_DIR; a clean LH_ environment in an empty directory."""
-    for name in list(os.environ):
-        if name.startswith("LH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LH_DATA_DIR", str(tmp_path / "data"))
-    shutil.copytree(GOLDEN, tmp_path / "data")
-    return tmp_path / "data"
+    shutil.copytree(GOLDEN, env / "data")
+    return env / "data"
 
 
 def test_migrate_then_every_reading_command_works_on_the_database(

@@ -3,24 +3,11 @@ refusals one line on stderr (exit 1), nothing stored for a refused file."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-import pytest
 
 from backend.cli import main
 from tests.materials.pdf_writer import encrypted, text_pdf
 from tests.materials.samples import PLANTS_MD
-
-
-@pytest.fixture
-def env(monkeypatch, tmp_path: Path) -> Path:
-    for name in list(os.environ):
-        if name.startswith("LH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LH_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path
 
 
 def test_add_list_search_remove(env: Path, capsys) -> None:

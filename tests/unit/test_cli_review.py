@@ -5,7 +5,6 @@ one line."""
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,14 +15,9 @@ from tests.server.learner_graph import HOUR, NOW, T0, write_graph
 
 
 @pytest.fixture
-def data(monkeypatch, tmp_path: Path) -> Path:
-    for name in list(os.environ):
-        if name.startswith("LH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LH_DATA_DIR", str(tmp_path / "data"))
-    write_graph(tmp_path / "data")
-    return tmp_path / "data"
+def data(env: Path) -> Path:
+    write_graph(env / "data")
+    return env / "data"
 
 
 def test_review_lists_the_queue_most_urgent_first_with_its_reasons(data, capsys):
