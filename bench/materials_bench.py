@@ -93,15 +93,7 @@ def parse_only(data: bytes) -> int:
 
 def ingest(store: FileMaterialStore, data: bytes, material_id: str) -> Material:
     doc = read_document(data, f"{material_id}.pdf", max_bytes=50_000_000)
-    material = Material(
-        id=material_id,
-        title=doc.title,
-        kind=doc.kind,
-        pages=len(doc.text.pages),
-        chunks=len(doc.text.chunks),
-        size=len(data),
-        created_at=datetime(2026, 1, 1, tzinfo=UTC),
-    )
+    material = doc.as_material(material_id, data, created_at=datetime(2026, 1, 1, tzinfo=UTC))
     anyio.run(store.add, material, doc.text, data)
     return material
 

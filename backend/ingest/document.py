@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import PurePath
 
 from backend.core.errors import MaterialRejected
@@ -12,7 +14,7 @@ from backend.ingest.chunking import chunk_pages, plain_heading
 from backend.ingest.pdf import read_pdf
 from backend.ingest.sniff import decode_text, sniff
 from backend.ingest.text import clean_text
-from shared_contracts.materials import IngestStage, MaterialKind, MaterialText
+from shared_contracts.materials import IngestStage, Material, MaterialKind, MaterialText
 
 Progress = Callable[[IngestStage, int, int], None]
 """Called as work goes on with (stage, pages done, pages in all)."""
@@ -26,6 +28,22 @@ class Ingested:
     kind: MaterialKind
     title: str
     text: MaterialText
+
+    def as_material(
+        self, material_id: str, data: bytes, *, filename: str = "", created_at: datetime
+    ) -> Material:
+        """The record of this document, read from `data` (the one place it is built)."""
+        return Material(
+            id=material_id,
+            title=self.title,
+            kind=self.kind,
+            pages=len(self.text.pages),
+            chunks=len(self.text.chunks),
+            filename=filename,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
+            created_at=created_at,
+        )
 
 
 def read_document(

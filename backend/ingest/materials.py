@@ -10,7 +10,6 @@ and status codes; progress lives in this process's memory for a few minutes.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -87,16 +86,8 @@ class MaterialService:
         report("receiving", 0, 0)
         try:
             doc = await anyio.to_thread.run_sync(self._read, data, name, report)
-            material = Material(
-                id=self._ids.new("mat"),
-                title=doc.title,
-                kind=doc.kind,
-                pages=len(doc.text.pages),
-                chunks=len(doc.text.chunks),
-                filename=name,
-                size=len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
-                created_at=self._clock.now(),
+            material = doc.as_material(
+                self._ids.new("mat"), data, filename=name, created_at=self._clock.now()
             )
             await self._materials.add(material, doc.text, data)
         except MaterialRejected as exc:

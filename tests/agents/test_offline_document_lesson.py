@@ -15,7 +15,6 @@ from backend.agent.offline.from_text import document_lessons
 from backend.core.passages import checked_quote
 from backend.ingest import read_document
 from backend.store.file_material_store import FileMaterialStore
-from shared_contracts.materials import Material
 from shared_contracts.model_io import ModelMessage
 from shared_contracts.questions import MultipleChoice, ShortAnswer
 from shared_contracts.tools import PlanInitArgs, QuizArgs
@@ -25,14 +24,7 @@ from tests.materials.samples import PLANTS_MD
 
 def material_of(data: bytes, material_id: str = "mat-plants"):
     doc = read_document(data, "plants.md", max_bytes=1_000_000)
-    material = Material(
-        id=material_id,
-        title=doc.title,
-        kind=doc.kind,
-        pages=len(doc.text.pages),
-        chunks=len(doc.text.chunks),
-        created_at=datetime(2026, 1, 1, tzinfo=UTC),
-    )
+    material = doc.as_material(material_id, data, created_at=datetime(2026, 1, 1, tzinfo=UTC))
     return material, doc.text
 
 

@@ -10,15 +10,8 @@ from shared_contracts.materials import Material
 
 async def add_document(store, data: bytes, name: str, material_id: str) -> Material:
     doc = read_document(data, name, max_bytes=10_000_000)
-    material = Material(
-        id=material_id,
-        title=doc.title,
-        kind=doc.kind,
-        pages=len(doc.text.pages),
-        chunks=len(doc.text.chunks),
-        filename=name,
-        size=len(data),
-        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    material = doc.as_material(
+        material_id, data, filename=name, created_at=datetime(2026, 1, 1, tzinfo=UTC)
     )
     await store.add(material, doc.text, data)
     return material

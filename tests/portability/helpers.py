@@ -25,7 +25,6 @@ from backend.ingest import read_document
 from backend.portability.archive import export_archive, import_archive, read_archive
 from backend.server.stores import build_stores
 from shared_contracts.archive import ArchiveManifest
-from shared_contracts.materials import Material
 from tests.fakes import FixedClock
 
 GOLDEN = Path(__file__).parents[1] / "golden"
@@ -50,16 +49,8 @@ To add fractions with the same denominator, add the numerators and keep the deno
 def add_material(data_dir: Path, material_id: str = "mat-0001", data: bytes = LESSON) -> None:
     """A learner's uploaded document, stored through the port as `POST /api/materials` does."""
     doc = read_document(data, "fractions.md", max_bytes=1_000_000)
-    material = Material(
-        id=material_id,
-        title=doc.title,
-        kind=doc.kind,
-        pages=len(doc.text.pages),
-        chunks=len(doc.text.chunks),
-        filename="fractions.md",
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
-        created_at=datetime(2026, 1, 2, tzinfo=UTC),
+    material = doc.as_material(
+        material_id, data, filename="fractions.md", created_at=datetime(2026, 1, 2, tzinfo=UTC)
     )
     anyio.run(build_stores(data_dir).materials.add, material, doc.text, data)
 

@@ -32,15 +32,7 @@ Plants turn light, water and carbon dioxide into sugar and oxygen.
 
 def _material(material_id: str, data: bytes = LESSON) -> tuple[Material, MaterialText, bytes]:
     doc = read_document(data, "lesson.md", max_bytes=1_000_000)
-    material = Material(
-        id=material_id,
-        title=doc.title,
-        kind=doc.kind,
-        pages=len(doc.text.pages),
-        chunks=len(doc.text.chunks),
-        size=len(data),
-        created_at=datetime(2026, 1, 1, tzinfo=UTC),
-    )
+    material = doc.as_material(material_id, data, created_at=datetime(2026, 1, 1, tzinfo=UTC))
     return material, doc.text, data
 
 

@@ -21,7 +21,6 @@ from backend.server.stores import (
     Stores,
     open_store_factory,
 )
-from shared_contracts.materials import Material
 from shared_contracts.trace import AnyTraceEvent, ClockEvent, IdEvent
 from tests.unit.store.factories import T0, chat, checkpoint, edge, event, job, prop
 from tests.unit.store.test_material_store import LESSON
@@ -416,15 +415,7 @@ async def test_materials_belong_to_their_learner(factory):
 
 def lesson_material(material_id: str, data: bytes = LESSON):
     doc = read_document(data, "lesson.md", max_bytes=1_000_000)
-    material = Material(
-        id=material_id,
-        title=doc.title,
-        kind=doc.kind,
-        pages=len(doc.text.pages),
-        chunks=len(doc.text.chunks),
-        size=len(data),
-        created_at=T0 + timedelta(seconds=len(data)),
-    )
+    material = doc.as_material(material_id, data, created_at=T0 + timedelta(seconds=len(data)))
     return material, doc.text, data
 
 
