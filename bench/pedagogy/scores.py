@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.core.calibration import MIN_GAP, Z, gap
+from backend.core.calibration_verdict import MIN_GAP, Z, gap
 from backend.core.memory import SURE_FROM
 from bench.pedagogy.learner import Truth
 from bench.pedagogy.observe import OPEN, ConceptView
@@ -248,7 +248,7 @@ def q3(checks: list[ResolveCheck], missing: list[str]) -> Score:
 
 
 def gap_statistics(rated: list[tuple[float, bool]]) -> tuple[float, float]:
-    """(mean gap, its z) as the harness's verdict tests them (`backend.core.calibration`)."""
+    """(mean gap, its z) as the harness tests them (`backend.core.calibration_verdict`)."""
     gaps = [gap(c, 1.0 if y else 0.0) for c, y in rated]
     n = len(gaps)
     if n < 2:

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from backend.core.calibration import MIN_ANSWERS, calibration, gap, verdict
+from backend.core.calibration import calibration
+from backend.core.calibration_verdict import MIN_ANSWERS, gap, verdict
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 LEVELS = (0.25, 0.6, 0.9)
