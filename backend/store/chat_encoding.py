@@ -79,3 +79,10 @@ class ChatEncoder:
                     del encoder._last[chat_id]
 
         return drop
+
+
+def new_messages_only(old: ChatRecord, new: ChatRecord) -> ChatRecord:
+    """`new` without the messages it shares with `old` (the very objects: records are
+    changed copy-on-write, so an unchanged message is the one `old` already holds)."""
+    kept = {id(m) for m in old.messages}
+    return msgspec.structs.replace(new, messages=[m for m in new.messages if id(m) not in kept])

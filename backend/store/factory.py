@@ -26,12 +26,12 @@ from backend.store.file_account_store import FileAccountStore
 from backend.store.file_material_store import FileMaterialStore
 from backend.store.file_owned_ids import FileOwnedIds
 from backend.store.fileops import FileOps, OsFileOps
-from backend.store.json_chat_store import CHAT_CACHE_BYTES, JsonChatStore
+from backend.store.json_chat_store import JsonChatStore
 from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
 from backend.store.jsonl_graph_store import JsonlGraphStore
 from backend.store.jsonl_trace_store import JsonlTraceStore
 from backend.store.local_coordination import LocalFanOut, LocalProcessLocks, LocalTurnClaims
-from backend.store.record_cache import CacheView, RecordCache
+from backend.store.record_cache import CHAT_CACHE_BYTES, CacheView, RecordCache
 from shared_contracts.chat import ChatRecord
 from shared_contracts.jobs import Job
 

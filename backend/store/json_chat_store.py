@@ -12,9 +12,9 @@ import msgspec
 
 from backend.core.errors import CorruptRecord
 from backend.core.summaries import chat_summary
-from backend.store.chat_encoding import ChatEncoder
+from backend.store.chat_encoding import ChatEncoder, new_messages_only
 from backend.store.fileops import FileOps, OsFileOps
-from backend.store.record_cache import CacheView
+from backend.store.record_cache import CHAT_CACHE_BYTES, CacheView
 from backend.store.records import RecordDir
 from shared_contracts.chat import ChatMode, ChatRecord, ChatSummary
 
@@ -31,18 +31,6 @@ class _SummaryFields(msgspec.Struct, kw_only=True):
     messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
     material_id: str | msgspec.UnsetType = msgspec.UNSET
     mode: ChatMode = "lesson"
-
-
-CHAT_CACHE_BYTES = 8 << 20
-"""Recently used chats that no session holds, kept decoded up to this many file bytes
-(decoded, about 2.3 times that). An open session holds its own chat (`held`)."""
-
-
-def new_messages_only(old: ChatRecord, new: ChatRecord) -> ChatRecord:
-    """`new` without the messages it shares with `old` (the very objects: records are
-    changed copy-on-write, so an unchanged message is the one `old` already holds)."""
-    kept = {id(m) for m in old.messages}
-    return msgspec.structs.replace(new, messages=[m for m in new.messages if id(m) not in kept])
 
 
 class JsonChatStore:

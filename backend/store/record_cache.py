@@ -20,6 +20,10 @@ from typing import Generic, NamedTuple, Protocol, TypeVar
 
 T = TypeVar("T")
 
+CHAT_CACHE_BYTES = 8 << 20
+"""Recently used chats that no session holds, kept decoded up to this many file bytes
+(decoded, about 2.3 times that). An open session holds its own chat (`held`)."""
+
 
 class Identity(Protocol):
     """What a cached record is checked against: equal only for the very same version of

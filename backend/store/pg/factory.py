@@ -6,7 +6,6 @@ from __future__ import annotations
 from backend.core.ids import require_id
 from backend.core.ports import AccountStore, OwnedIds
 from backend.store.factory import Coordination, Stores
-from backend.store.json_chat_store import CHAT_CACHE_BYTES
 from backend.store.pg.coordination import (
     LockSession,
     PgFanOut,
@@ -22,7 +21,7 @@ from backend.store.pg.pg_job_store import PgJobStore
 from backend.store.pg.pg_material_store import PgMaterialStore
 from backend.store.pg.pg_owned_ids import PgOwnedIds
 from backend.store.pg.pg_trace_store import PgTraceStore
-from backend.store.record_cache import RecordCache
+from backend.store.record_cache import CHAT_CACHE_BYTES, RecordCache
 from shared_contracts.chat import ChatRecord
 
 

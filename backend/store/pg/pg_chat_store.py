@@ -18,11 +18,10 @@ import msgspec
 
 from backend.core.errors import AlreadyExists, CorruptRecord, NotFound, StorageError
 from backend.core.ids import require_id
-from backend.store.chat_encoding import ChatEncoder
-from backend.store.json_chat_store import CHAT_CACHE_BYTES, new_messages_only
+from backend.store.chat_encoding import ChatEncoder, new_messages_only
 from backend.store.keyed_locks import KeyedLocks
 from backend.store.pg.database import Connection, JsonBytes, PgDatabase
-from backend.store.record_cache import CacheView, RecordCache
+from backend.store.record_cache import CHAT_CACHE_BYTES, CacheView, RecordCache
 from shared_contracts.chat import ChatRecord, ChatSummary
 
 
