@@ -89,21 +89,3 @@ class PassageSpec(Inbound, kw_only=True, frozen=True):
     quote: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
     material_id: Id | None = None
     """Which material (default: the one the session was started on)."""
-
-
-IngestStage = Literal["receiving", "reading", "indexing", "done", "failed"]
-IngestErrorCode = Literal[
-    "too_large", "unsupported_type", "mismatch", "encrypted", "no_text", "empty", "unreadable"
-]
-
-
-class IngestProgress(Body, kw_only=True, frozen=True):
-    """How far an upload has got (`GET /api/materials/uploads/{upload_id}`)."""
-
-    upload_id: Id
-    stage: IngestStage
-    pages_done: int = 0
-    pages_total: int = 0
-    material: Material | None = None
-    error: str = ""
-    code: IngestErrorCode | None = None

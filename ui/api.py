@@ -13,9 +13,10 @@ from shared_contracts.accounts import Credentials, SessionToken
 from shared_contracts.chat import ChatMode, ChatSummary, ChatView
 from shared_contracts.graph import GraphSnapshot
 from shared_contracts.http import CreateChat, ErrorBody, ExtractAccepted, Health
+from shared_contracts.ingest import IngestProgress
 from shared_contracts.jobs import Job
 from shared_contracts.learner import Calibration, ReviewQueue
-from shared_contracts.materials import IngestProgress, Material, SearchHits
+from shared_contracts.materials import Material, SearchHits
 from shared_contracts.trace import AnyTraceEvent
 from ui.settings import api_url, auth_headers
 

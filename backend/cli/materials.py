@@ -13,7 +13,8 @@ from backend.cli.errors import CliError, database_errors
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     from backend.ingest.materials import MaterialService
-    from shared_contracts.materials import IngestProgress, Material, MaterialHit
+    from shared_contracts.ingest import IngestProgress
+    from shared_contracts.materials import Material, MaterialHit
 
 PROGRESS_EVERY_S = 0.5
 CLI_UPLOAD = "cli-upload"

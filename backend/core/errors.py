@@ -42,7 +42,7 @@ Transports map these to frames and status codes once, in `backend.server`.
 
 from __future__ import annotations
 
-from shared_contracts.materials import IngestErrorCode
+from shared_contracts.ingest import IngestErrorCode
 
 
 class HarnessError(Exception):

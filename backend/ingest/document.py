@@ -14,7 +14,8 @@ from backend.ingest.chunking import chunk_pages, plain_heading
 from backend.ingest.pdf import read_pdf
 from backend.ingest.sniff import decode_text, sniff
 from backend.ingest.text import clean_text
-from shared_contracts.materials import IngestStage, Material, MaterialKind, MaterialText
+from shared_contracts.ingest import IngestStage
+from shared_contracts.materials import Material, MaterialKind, MaterialText
 
 Progress = Callable[[IngestStage, int, int], None]
 """Called as work goes on with (stage, pages done, pages in all)."""

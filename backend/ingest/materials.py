@@ -21,12 +21,8 @@ from backend.core.errors import MaterialRejected, NotFound
 from backend.core.ids import require_id
 from backend.core.ports import Clock, IdGen, MaterialStore, SearchPort
 from backend.ingest.document import Ingested, read_document
-from shared_contracts.materials import (
-    IngestProgress,
-    IngestStage,
-    Material,
-    MaterialHit,
-)
+from shared_contracts.ingest import IngestProgress, IngestStage
+from shared_contracts.materials import Material, MaterialHit
 
 PROGRESS_KEPT = 256
 PROGRESS_TTL_S = 600.0

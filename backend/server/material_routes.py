@@ -23,7 +23,8 @@ from backend.server.ownership import owned, services_of
 from backend.server.routes import PathId
 from shared_contracts.base import STRICT_ID_PATTERN
 from shared_contracts.http import ErrorBody
-from shared_contracts.materials import IngestProgress, Material, SearchHits
+from shared_contracts.ingest import IngestProgress
+from shared_contracts.materials import Material, SearchHits
 
 AnyRequest = Request[Any, Any, Any]
 MULTIPART_OVERHEAD = 64 * 1024

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from shared_contracts.graph import Evidence
-from shared_contracts.materials import IngestProgress, Material
+from shared_contracts.ingest import IngestProgress
+from shared_contracts.materials import Material
 from ui.model import materials_view as view
 from ui.model.graph_view import who_said
 

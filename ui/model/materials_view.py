@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from shared_contracts.materials import IngestProgress, Material
+from shared_contracts.ingest import IngestProgress
+from shared_contracts.materials import Material
 
 KIND_LABELS = {"pdf": "PDF", "markdown": "Markdown", "text": "Text"}
 MAX_UPLOAD_MB = 20
