@@ -28,7 +28,6 @@ next, which is what lets a reader keep "as of now" incremental.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -37,8 +36,9 @@ from typing import Literal, Protocol
 
 import msgspec
 from fsrs import Rating, Scheduler
-from fsrs.scheduler import DEFAULT_PARAMETERS, MAX_DIFFICULTY, MIN_DIFFICULTY, STABILITY_MIN
+from fsrs.scheduler import DEFAULT_PARAMETERS
 
+from backend.core.fsrs_review import ReviewConstants, review_all
 from shared_contracts.graph import Memory
 
 ConfidenceBand = Literal["unsaid", "guessing", "fairly", "sure"]
@@ -149,84 +149,22 @@ class MemoryCard(msgspec.Struct, frozen=True, gc=False):
 
 
 @dataclass(frozen=True, slots=True)
-class _Constants:
-    """The package's formulas' constant parts, per rating (index 1–4) where they depend on it;
-    each computed by the same expression as in `fsrs.scheduler`, so every value is equal."""
-
-    decay: float
-    factor: float
-    initial_stability: tuple[float, ...]
-    initial_difficulty: tuple[float, ...]
-    short_term_increase: tuple[float, ...]
-    difficulty_delta: tuple[float, ...]
-    recall_bonus: tuple[float, ...]
-    """Hard's penalty or Easy's bonus (1 for Good: the package multiplies by both)."""
-    mean_target: float
-    keep: float
-    recall_base: float
-    neg_w9: float
-    w10: float
-    w11: float
-    neg_w12: float
-    w13: float
-    w14: float
-    forget_divisor: float
-    neg_w19: float
-    interval_scale: float
-    """`Scheduler._next_interval`'s `(desired_retention ** (1 / decay)) - 1`."""
-
-    @classmethod
-    def of(cls, w: tuple[float, ...], desired_retention: float) -> _Constants:
-        e, ratings = math.e, range(5)
-        decay = -w[20]
-        return cls(
-            decay=decay,
-            factor=0.9 ** (1 / decay) - 1,
-            initial_stability=tuple(max(w[max(r, 1) - 1], STABILITY_MIN) for r in ratings),
-            initial_difficulty=tuple(
-                min(max(w[4] - (e ** (w[5] * (r - 1))) + 1, MIN_DIFFICULTY), MAX_DIFFICULTY)
-                for r in ratings
-            ),
-            short_term_increase=tuple(e ** (w[17] * (r - 3 + w[18])) for r in ratings),
-            difficulty_delta=tuple(-(w[6] * (r - 3)) for r in ratings),
-            recall_bonus=tuple(
-                w[15] if r == Rating.Hard else w[16] if r == Rating.Easy else 1.0 for r in ratings
-            ),
-            # `_mean_reversion` towards `_initial_difficulty(Easy, clamp=False)`
-            mean_target=w[7] * (w[4] - (e ** (w[5] * (Rating.Easy - 1))) + 1),
-            keep=1 - w[7],
-            recall_base=e ** (w[8]),
-            neg_w9=-w[9],
-            w10=w[10],
-            w11=w[11],
-            neg_w12=-w[12],
-            w13=w[13],
-            w14=w[14],
-            forget_divisor=e ** (w[17] * w[18]),
-            neg_w19=-w[19],
-            interval_scale=(desired_retention ** (1 / decay)) - 1,
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class MemoryFold:
     """`Scheduler.review_card` for `policy`, folded over a node's probes (see the module)."""
 
     policy: MemoryPolicy = field(default_factory=MemoryPolicy)
-    _c: _Constants = field(init=False, repr=False)
+    _c: ReviewConstants = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "_c", _Constants.of(self.policy.parameters, self.policy.desired_retention)
+        policy = self.policy
+        constants = ReviewConstants.of(
+            policy.parameters, policy.desired_retention, GUESSING_BELOW, SURE_FROM
         )
+        object.__setattr__(self, "_c", constants)
 
     def fold(self, probes: Sequence[Answered], card: MemoryCard | None = None) -> MemoryCard | None:
         """`card` (None: a new card) after reviewing `probes`, which must be in time order
-        and no earlier than `card.last_review`.
-
-        The hot loop of a cold read: the rating inlined as a plain int, the constants looked
-        up once, and only the package's arithmetic, in its order of operations (a rating's
-        term that is 1 or −0.0 is left out: that changes no bit)."""
+        and no earlier than `card.last_review` (the reviews themselves: `review_all`)."""
         if not probes:
             return card
         c = self._c
@@ -240,67 +178,7 @@ class MemoryFold:
         else:
             stability, difficulty = card.stability, card.difficulty
             last, reviews = card.last_review, card.reviews + len(probes)
-        decay, factor = c.decay, c.factor
-        short_term_increase, difficulty_delta = c.short_term_increase, c.difficulty_delta
-        recall_bonus = c.recall_bonus
-        mean_target, keep = c.mean_target, c.keep
-        recall_base, neg_w9, w10 = c.recall_base, c.neg_w9, c.w10
-        w11, neg_w12, w13, w14 = c.w11, c.neg_w12, c.w13, c.w14
-        forget_divisor, neg_w19 = c.forget_divisor, c.neg_w19
-        e = math.e
-        lowest, easiest, hardest = STABILITY_MIN, MIN_DIFFICULTY, MAX_DIFFICULTY
-        guessing_below, sure_from = GUESSING_BELOW, SURE_FROM
-        for probe in rest:
-            # `rating`, inlined: Again 1, Hard 2, Good 3, Easy 4
-            if probe.correct:
-                confidence = probe.confidence
-                if confidence is None:
-                    r = 3
-                elif confidence < guessing_below:
-                    r = 2
-                else:
-                    r = 4 if confidence >= sure_from else 3
-            else:
-                r = 1
-            at = probe.at
-            days = (at - last).days
-            last = at
-            if days < 1:  # `_short_term_stability`
-                increase = short_term_increase[r] * (stability**neg_w19)
-                if increase < 1.0 and r != 1:
-                    increase = 1.0
-                stability = stability * increase
-            else:  # `_next_stability` at the card's retrievability
-                recall = (1 + factor * days / stability) ** decay
-                if r == 1:  # `_next_forget_stability`
-                    long_term = (
-                        w11
-                        * (difficulty**neg_w12)
-                        * (((stability + 1) ** (w13)) - 1)
-                        * (e ** ((1 - recall) * w14))
-                    )
-                    short_term = stability / forget_divisor
-                    stability = long_term if long_term < short_term else short_term
-                else:  # `_next_recall_stability`: × hard penalty × easy bonus (1 for Good)
-                    growth = (
-                        recall_base
-                        * (11 - difficulty)
-                        * (stability**neg_w9)
-                        * ((e ** ((1 - recall) * w10)) - 1)
-                    )
-                    if r != 3:
-                        growth = growth * recall_bonus[r]
-                    stability = stability * (1 + growth)
-            if stability < lowest:
-                stability = lowest
-            # `_next_difficulty`: linear damping (none for Good), mean reversion to Easy's
-            if r != 3:
-                difficulty = difficulty + (10.0 - difficulty) * difficulty_delta[r] / 9.0
-            difficulty = mean_target + keep * difficulty
-            if difficulty < easiest:
-                difficulty = easiest
-            elif difficulty > hardest:
-                difficulty = hardest
+        stability, difficulty, last = review_all(c, rest, (stability, difficulty, last))
         return MemoryCard(
             stability=stability,
             difficulty=difficulty,
