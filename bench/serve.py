@@ -8,7 +8,8 @@ permessage-deflate), so floors and subjects differ only in the app. Kinds:
 - `app`       the real Litestar app (`create_app`) with the instant model, or with
               `--litellm URL` the real `LitellmChatModel` against a fake OpenAI server
 - `turnfloor` a minimal Litestar WebSocket turn: the instant model's chunks as frames,
-              no persistence, no tools, no record
+              no persistence, no tools, no record; with `--durable DIR` the same turn also
+              writes its chat file twice, atomically and durably (B5-durable)
 - `rawsse`    bare ASGI WebSocket; `push N` streams N chunks from the fake OpenAI server
               with raw httpx + a typed msgspec SSE parse and sends one frame per chunk
 - `litellmloop` bare ASGI WebSocket; `push N` runs litellm's own stream loop alone
@@ -223,21 +224,39 @@ def litellm_loop_pusher(base_url: str) -> Any:
     return push
 
 
-def turn_floor_app() -> Any:
+def turn_floor_app(durable: Path | None = None) -> Any:
     """B5's floor: a Litestar WebSocket that runs the instant model per `user_message` and
-    sends turn_started, one text_delta per chunk, turn_finished — nothing persisted."""
+    sends turn_started, one text_delta per chunk, turn_finished — nothing persisted.
+
+    With `durable` (B5-durable, information): each socket's turn also replaces a chat file
+    under `durable` twice, the user's message and then the answer appended, each the way
+    the chat store writes (`replace_atomically`: tmp, fsync, rename, fsync of the
+    directory, in a worker thread) — the durability the owner kept, without our code."""
+    import itertools
+
+    import anyio.to_thread
     from litestar import Litestar, WebSocket, websocket
 
     from backend.server.dispatch import CLIENT_FRAMES
+    from backend.store.atomic import replace_atomically
+    from backend.store.fileops import OsFileOps
     from shared_contracts.frames import TextDelta, TurnFinished, TurnStarted, UserMessage
 
     model = InstantModel()
     encoder = msgspec.json.Encoder()
+    fs, sockets = OsFileOps(), itertools.count()
+
+    async def persist(path: str | None, messages: list[dict[str, str]]) -> None:
+        if path is not None:
+            data = encoder.encode({"messages": messages})
+            await anyio.to_thread.run_sync(replace_atomically, fs, path, data)
 
     @websocket("/ws")
     async def turns(socket: WebSocket) -> None:
         await socket.accept()
         turn = 0
+        path = None if durable is None else str(durable / f"chat-{next(sockets)}.json")
+        messages: list[dict[str, str]] = []
         while True:
             event = await socket.receive()
             if event["type"] == "websocket.disconnect":
@@ -246,14 +265,20 @@ def turn_floor_app() -> Any:
             if not isinstance(frame, UserMessage):
                 continue
             turn += 1
+            messages.append({"role": "user", "text": frame.text})
+            await persist(path, messages)
             await socket.send_text(encoder.encode(TurnStarted(turn_id=turn)).decode())
             request = ModelRequest(
                 role="teacher", messages=[ModelMessage(role="user", content=frame.text)]
             )
+            answer = []
             async for chunk in model.stream(request):
                 if isinstance(chunk, TextChunk):
+                    answer.append(chunk.text)
                     delta = TextDelta(message_id="msg-0123456789ab", delta=chunk.text)
                     await socket.send_text(encoder.encode(delta).decode())
+            messages.append({"role": "assistant", "text": "".join(answer)})
+            await persist(path, messages)
             await socket.send_text(
                 encoder.encode(TurnFinished(turn_id=turn, reason="stop")).decode()
             )
@@ -341,6 +366,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--cpu", type=int, default=None, help="pin this process to one CPU")
     parser.add_argument("--data", type=Path, default=None, help="data dir (app)")
+    parser.add_argument(
+        "--durable", type=Path, default=None, help="turnfloor: persist each turn's chat here"
+    )
     parser.add_argument("--litellm", default=None, help="fake OpenAI base URL (app)")
     parser.add_argument(
         "--upstream", default=None, help="fake OpenAI base URL (rawsse, litellmloop)"
@@ -357,7 +385,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.kind == "litellmloop":
         serve_uvicorn(bare_ws_app(litellm_loop_pusher(args.upstream)))
     elif args.kind == "turnfloor":
-        serve_uvicorn(turn_floor_app())
+        serve_uvicorn(turn_floor_app(args.durable))
     else:
         serve_uvicorn(real_app(args.data, args.litellm))
 
