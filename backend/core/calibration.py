@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from backend.core.calibration_verdict import verdict
-from backend.core.memory import Answered
+from backend.core.fsrs_review import Answered
 from shared_contracts.graph import EventLine
 from shared_contracts.learner import Calibration
 

@@ -17,8 +17,8 @@ from fsrs import Rating
 from fsrs.scheduler import MAX_DIFFICULTY, MIN_DIFFICULTY, STABILITY_MIN
 
 
-class Review(Protocol):
-    """What a review needs from a probe (`backend.core.memory.Answered`)."""
+class Answered(Protocol):
+    """What a review needs from a probe (an `EventLine` or a `Probe`)."""
 
     @property
     def at(self) -> datetime: ...
@@ -100,7 +100,7 @@ class ReviewConstants:
 
 
 def review_all(
-    c: ReviewConstants, reviews: Iterable[Review], card: tuple[float, float, datetime]
+    c: ReviewConstants, reviews: Iterable[Answered], card: tuple[float, float, datetime]
 ) -> tuple[float, float, datetime]:
     """`card`'s (stability, difficulty, last review) after `reviews` (in time order): the
     package's arithmetic in its order of operations (a rating's term that is 1 or −0.0 is

@@ -19,7 +19,8 @@ from datetime import datetime
 from itertools import islice
 from typing import TypeVar
 
-from backend.core.memory import GUESSING_BELOW, Answered, confidence_band
+from backend.core.fsrs_review import Answered
+from backend.core.memory import GUESSING_BELOW, confidence_band
 from shared_contracts.graph import EventLine, NodeKind, NodeState, PropositionLine, Resolution
 
 RECENT_PROBES = 2

@@ -32,13 +32,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import islice
-from typing import Literal, Protocol
+from typing import Literal
 
 import msgspec
 from fsrs import Rating, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from backend.core.fsrs_review import ReviewConstants, review_all
+from backend.core.fsrs_review import Answered, ReviewConstants, review_all
 from shared_contracts.graph import Memory
 
 ConfidenceBand = Literal["unsaid", "guessing", "fairly", "sure"]
@@ -67,17 +67,6 @@ def whole_days(days: int) -> timedelta:
         if 0 <= days < _SPANS_KEPT:
             _SPANS[days] = span
     return span
-
-
-class Answered(Protocol):
-    """What a review needs from a probe (an `EventLine` or a `Probe`)."""
-
-    @property
-    def at(self) -> datetime: ...
-    @property
-    def correct(self) -> bool | None: ...
-    @property
-    def confidence(self) -> float | None: ...
 
 
 def confidence_band(confidence: float | None) -> ConfidenceBand:
