@@ -162,6 +162,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if settings.ui_port == 0:
         raise CliError("LH_UI_PORT=0: `harness run` needs a fixed UI port to print; pick one")
+    if settings.workers > 1:
+        raise CliError(
+            f"LH_WORKERS={settings.workers}: `harness run` is one learner's app in one API"
+            " process; unset LH_WORKERS, or start several with `harness serve` (and the UI"
+            " beside it)"
+        )
     held = ready_stores(settings)  # the data dir stays locked while this process serves it
     api_sock = bind(settings.api_host, settings.api_port)
     bind(settings.api_host, settings.ui_port, "LH_UI_PORT").close()  # fail early if taken

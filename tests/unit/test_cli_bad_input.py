@@ -64,6 +64,13 @@ def test_run_with_a_public_api_host_explains_instead_of_a_traceback(env, monkeyp
     assert "harness serve" in one_error_line(capsys, "run")
 
 
+def test_run_refuses_several_workers_instead_of_starting_one(env, monkeypatch, capsys):
+    monkeypatch.setenv("LH_WORKERS", "2")
+    assert main(["run"]) == 2
+    assert "LH_WORKERS=2" in one_error_line(capsys, "run")
+    assert not (env / "data").exists()
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
