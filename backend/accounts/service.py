@@ -6,16 +6,19 @@
 - Sign-ins are rate-limited per username and per client address, before any password is
   checked (a flood costs no argon2 time); sign-ups per address. Over the rate: 429.
 - A token is 256 random bits; only its SHA-256 is stored, with the learner it signs in
-  and when it expires.
+  and when it expires. An expired session goes when it is presented, and every expired
+  one at a sign-in at most once every `SWEEP_EVERY`, so a token never used again is not
+  kept for ever.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from backend.accounts.limits import KeyedLimiter, whole_seconds
 from backend.accounts.passwords import Passwords
@@ -24,6 +27,7 @@ from backend.core.errors import (
     AccountTaken,
     AlreadyExists,
     BadCredentials,
+    StorageError,
     TooManyAttempts,
 )
 from backend.core.ports import AccountStore, Clock, IdGen
@@ -50,6 +54,12 @@ class Limits:
     per_name: tuple[int, float] = (5, 12.0)
     per_address: tuple[int, float] = (20, 3.0)
     signups_per_address: tuple[int, float] = (5, 60.0)
+
+
+SWEEP_EVERY = timedelta(hours=1)
+"""How often a sign-in also removes every expired session (the first sign-in does)."""
+
+log = logging.getLogger("harness.accounts")
 
 
 def token_digest(token: str) -> str:
@@ -85,6 +95,7 @@ class AccountService:
         self._per_name = KeyedLimiter(*limits.per_name)
         self._per_address = KeyedLimiter(*limits.per_address)
         self._signups = KeyedLimiter(*limits.signups_per_address)
+        self._swept: datetime | None = None
 
     @classmethod
     async def open(
@@ -149,7 +160,23 @@ class AccountService:
             expires_at=now + self._lifetime,
         )
         await self.store.open_session(token_digest(token), session)
+        await self._sweep(now)
         return SessionToken(token=token, expires_at=session.expires_at, username=username)
+
+    async def _sweep(self, now: datetime) -> None:
+        """Every expired session removed, if the last sweep is `SWEEP_EVERY` old; a failed
+        sweep is logged and tried at a later sign-in (the sign-in itself has succeeded)."""
+        if self._swept is not None and now - self._swept < SWEEP_EVERY:
+            return
+        self._swept = now
+        try:
+            removed = await self.store.close_expired(now)
+        except StorageError as exc:
+            log.warning("[accounts] expired sessions not removed: %s", exc)
+            self._swept = None
+            return
+        if removed:
+            log.info("[accounts] removed %d expired session(s)", removed)
 
     async def learner_for(self, token: str) -> str | None:
         """The learner a token signs in, or None (unknown, expired or signed out)."""

@@ -266,6 +266,11 @@ class AccountStore(Protocol):
 
     async def close_session(self, digest: str) -> None: ...
 
+    async def close_expired(self, now: datetime) -> int:
+        """Remove every session expired by `now` (one never presented again would stay
+        forever); returns how many went."""
+        ...
+
 
 class SystemPrompt(Protocol):
     """A rendered system prompt as a turn used it (the teacher's `RenderedPrompt`)."""

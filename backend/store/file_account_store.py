@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from datetime import datetime
 from pathlib import Path
 
 import anyio
 
-from backend.core.errors import NotFound
+from backend.core.errors import CorruptRecord, NotFound
 from backend.store.errors import storage_error
 from backend.store.fileops import FileOps, OsFileOps
-from backend.store.records import RecordDir
+from backend.store.records import SUFFIX, RecordDir
 from shared_contracts.accounts import Account, SignedIn
+
+log = logging.getLogger("harness.store")
 
 ACCOUNTS_DIR = "accounts"
 """Beside `learners/`: the data dir's accounts, never inside a learner's own directory."""
@@ -54,6 +58,23 @@ class FileAccountStore:
         path = self._sessions.path(digest)
         async with self._sessions.lock(digest):
             await anyio.to_thread.run_sync(self._unlink, path)
+
+    async def close_expired(self, now: datetime) -> int:
+        """Every session file read (one that does not decode is left, and logged), the
+        expired ones removed."""
+        sessions = await self._sessions.load_all(self._digest_and_session)
+        expired = [digest for digest, s in sessions if s is not None and s.expires_at <= now]
+        for digest in expired:
+            await self.close_session(digest)
+        return len(expired)
+
+    def _digest_and_session(self, data: bytes, path: str) -> tuple[str, SignedIn | None]:
+        digest = os.path.basename(path).removesuffix(SUFFIX)
+        try:
+            return digest, self._sessions.decode(data, path)
+        except CorruptRecord as exc:
+            log.warning("[accounts] left an unreadable session file: %s", exc)
+            return digest, None
 
     def _unlink(self, path: str) -> None:
         try:

@@ -124,6 +124,30 @@ def test_a_token_expires(tmp_path):
         ).exists()
 
 
+async def test_a_sign_in_removes_expired_sessions_at_most_once_an_hour(tmp_path):
+    clock = FixedClock(step=timedelta(0))
+    data = tmp_path / "data"
+    store = FileStoreFactory(data).accounts
+    service = await AccountService.open(
+        store, fast_test_passwords(), clock, SequentialIds(), session_hours=2
+    )
+    from shared_contracts.accounts import Credentials
+
+    ada = Credentials(username="ada", password="correct horse")
+    await service.sign_up(ada, "a")
+    sessions = data / "accounts" / "sessions"
+    await service.sign_in(ada, "a")  # never presented again
+    clock.current += timedelta(hours=3)
+    await service.sign_in(ada, "a")  # the first sign-in of this process sweeps
+    assert len(list(sessions.iterdir())) == 1
+    clock.current += timedelta(hours=3)
+    await service.sign_in(ada, "a")  # swept an hour and more ago: sweeps again
+    assert len(list(sessions.iterdir())) == 1
+    clock.current += timedelta(minutes=59)
+    await service.sign_in(ada, "a")  # within the hour: leaves the others for now
+    assert len(list(sessions.iterdir())) == 2
+
+
 def test_only_the_token_digest_is_stored(tmp_path):
     app, _ = accounts_app(tmp_path / "data")
     with TestClient(app=app) as client:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TypeVar
 
 import msgspec
@@ -22,6 +23,7 @@ ON CONFLICT (digest) DO UPDATE SET expires_at = EXCLUDED.expires_at, record = EX
 """
 _SESSION = "SELECT record FROM sessions WHERE digest = %s"
 _CLOSE = "DELETE FROM sessions WHERE digest = %s"
+_CLOSE_EXPIRED = "DELETE FROM sessions WHERE expires_at <= %s"
 
 
 class PgAccountStore:
@@ -68,6 +70,13 @@ class PgAccountStore:
             await conn.execute(_CLOSE, (digest,))
 
         await self._db.run(delete, retry=False)
+
+    async def close_expired(self, now: datetime) -> int:
+        async def delete(conn: Connection) -> int:
+            cur = await conn.execute(_CLOSE_EXPIRED, (now,))
+            return cur.rowcount
+
+        return await self._db.run(delete, retry=False)
 
     async def _one(self, query: str, key: str) -> bytes | None:
         async def read(conn: Connection) -> bytes | None:

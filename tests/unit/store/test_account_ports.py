@@ -63,6 +63,25 @@ async def test_sessions_open_read_and_close_by_digest(factory: StoreFactory):
     await factory.accounts.close_session(digest)  # closing twice is no error
 
 
+async def test_expired_sessions_are_removed_and_live_ones_kept(factory: StoreFactory):
+    def signed_in(hours: int) -> SignedIn:
+        return SignedIn(
+            learner_id=new_learner(),
+            username="ada",
+            created_at=T0,
+            expires_at=T0 + timedelta(hours=hours),
+        )
+
+    sessions = {f"{next(_names):064x}": signed_in(hours) for hours in (1, 2, 3)}
+    for digest, session in sessions.items():
+        await factory.accounts.open_session(digest, session)
+    now = T0 + timedelta(hours=2)  # the 1-hour session expired, the 2-hour one just now
+    assert await factory.accounts.close_expired(now) >= 2  # PostgreSQL: other tests' too
+    left = {d: await factory.accounts.session(d) for d in sessions}
+    assert [s.expires_at - T0 for s in left.values() if s] == [timedelta(hours=3)]
+    assert await factory.accounts.close_expired(now) == 0
+
+
 async def test_owned_ids_are_the_learners_own_and_no_one_elses(factory: StoreFactory):
     ada, bob = new_learner(), new_learner()
     stores = factory.for_learner(ada)
