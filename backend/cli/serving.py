@@ -144,6 +144,24 @@ def _exit_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+def refuse_what_run_cannot_serve(settings: Settings, loopback: str) -> None:
+    """`harness run` is one learner's app on this machine: a public API host, a UI port
+    chosen at random or several workers are `harness serve`'s (one line, exit 2)."""
+    if settings.api_host not in (loopback, "localhost"):
+        raise CliError(
+            f"LH_API_HOST={settings.api_host}: `harness run` serves the UI on {loopback}"
+            " only; unset LH_API_HOST, or use `harness serve` to expose the API alone"
+        )
+    if settings.ui_port == 0:
+        raise CliError("LH_UI_PORT=0: `harness run` needs a fixed UI port to print; pick one")
+    if settings.workers > 1:
+        raise CliError(
+            f"LH_WORKERS={settings.workers}: `harness run` is one learner's app in one API"
+            " process; unset LH_WORKERS, or start several with `harness serve` (and the UI"
+            " beside it)"
+        )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import signal
     import threading
@@ -155,19 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from backend.server.settings import load_settings
 
     settings = load_settings()
-    if settings.api_host not in (LOOPBACK, "localhost"):
-        raise CliError(
-            f"LH_API_HOST={settings.api_host}: `harness run` serves the UI on {LOOPBACK}"
-            " only; unset LH_API_HOST, or use `harness serve` to expose the API alone"
-        )
-    if settings.ui_port == 0:
-        raise CliError("LH_UI_PORT=0: `harness run` needs a fixed UI port to print; pick one")
-    if settings.workers > 1:
-        raise CliError(
-            f"LH_WORKERS={settings.workers}: `harness run` is one learner's app in one API"
-            " process; unset LH_WORKERS, or start several with `harness serve` (and the UI"
-            " beside it)"
-        )
+    refuse_what_run_cannot_serve(settings, LOOPBACK)
     held = ready_stores(settings)  # the data dir stays locked while this process serves it
     api_sock = bind(settings.api_host, settings.api_port)
     bind(settings.api_host, settings.ui_port, "LH_UI_PORT").close()  # fail early if taken
