@@ -9,6 +9,7 @@ an id that does not exist (same status, headers and body, the id aside)."""
 from __future__ import annotations
 
 import secrets
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from litestar.testing import TestClient
 from backend.accounts.service import token_digest
 from shared_contracts.frames import ServerFrame, TurnFinished
 from shared_contracts.jobs import Job
-from tests.counting_stores import CountingStoreFactory
+from tests.counting_stores import CallLog, CountingStoreFactory
 from tests.fakes import ScriptedModel, text_reply
 from tests.reliability.asgi_ws import handshake
 from tests.reliability.figures import table
@@ -89,7 +90,21 @@ def world(request, tmp_path):
         tag = secrets.token_hex(3)  # the PostgreSQL database is shared by the session's tests
         ada = _owner(client, factory, f"ada-{tag}")
         bob = _owner(client, factory, f"bob-{tag}")
+        _settled(factory.log)
         yield app, client, factory, ada, bob
+
+
+def _settled(log: CallLog, quiet_s: float = 1.0, limit_s: float = 30.0) -> None:
+    """Back once no store call has been made for `quiet_s`: the owners' turns leave work
+    behind (their trace flushed, their sessions closed) that a loaded machine runs after the
+    socket has closed, and a call it makes must not be taken for a hostile request's."""
+    deadline = time.monotonic() + limit_s
+    seen, since = log.mark(), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, f"store calls never stopped: {log.since(seen)[:3]}"
+        time.sleep(0.05)
+        if log.mark() != seen:
+            seen, since = log.mark(), time.monotonic()
 
 
 Attempt = Callable[[], tuple[str, bytes]]
