@@ -7,6 +7,8 @@ import re
 import pytest
 from playwright.async_api import Page, expect
 
+from tests.e2e.verdicts import expect_seen
+
 pytestmark = pytest.mark.browser
 
 
@@ -55,9 +57,12 @@ async def test_new_learner_does_a_whole_offline_lesson(servers, page: Page, arti
     await expect(verdict).to_contain_text("Not quite")
     await expect(verdict).to_contain_text("Expected")
     await expect(verdict).to_contain_text("denominator")
+    await expect_seen(page, ["card: Not quite"])  # once: not in its question's block too
     await _wait_dock(page, "short_answer")
     await _type_answer(page, "denominator")
     await expect(verdict).to_contain_text("Right")
+    # The latest verdict in the card; the one before it is history, in the conversation.
+    await expect_seen(page, ["conversation: Not quite", "card: Right"])
     await expect(page.locator(".lh-plan-done")).to_have_count(1)
 
     # 2. the tutor's free-form question, answered with a suggestion chip.

@@ -8,6 +8,8 @@ import re
 import pytest
 from playwright.async_api import Page, expect
 
+from tests.e2e.verdicts import expect_seen
+
 pytestmark = pytest.mark.browser
 
 
@@ -31,3 +33,10 @@ async def test_a_dropped_api_is_reconnected_and_the_pending_question_restored(se
     await page.locator("#answer-input").fill("denominator")
     await page.locator("#answer-input").press("Enter")
     await expect(page.locator("#verdict")).to_contain_text("Right")
+    await expect_seen(page, ["card: Right"])
+
+    # A reload restores the conversation: the verdict is history there, seen once.
+    await page.reload()
+    await expect(page.locator("#conversation")).to_contain_text("Teach me fractions")
+    await expect_seen(page, ["conversation: Right"])
+    await expect(page.locator("#verdict")).to_have_count(0)

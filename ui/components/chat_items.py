@@ -7,6 +7,8 @@ import reflex as rx
 from ui.components.hidden import VISUALLY_HIDDEN
 from ui.components.safe_markdown import safe_markdown
 from ui.model.conversation import ChatItem, SourceLink
+from ui.model.render import in_card
+from ui.state.room_state import VerdictState
 
 
 @rx.memo
@@ -57,8 +59,13 @@ def question_block(
     correct: rx.Var[bool],
     expected: rx.Var[str],
     feedback: rx.Var[str],
+    latest: rx.Var[bool],
 ) -> rx.Component:
-    """An asked question and its verdict; a memo of plain props, as `text_block` is."""
+    """An asked question and its verdict; a memo of plain props, as `text_block` is. The
+    latest verdict is the card's under the conversation (`verdict_card`): here it is out of
+    sight until it is history, yet still in the log's reading order. Hidden by a class, not
+    left out: the log is a live region, and a verdict added to it when the learner answers
+    the next question would be read out again then."""
     return rx.card(
         rx.vstack(
             rx.text(
@@ -81,7 +88,14 @@ def question_block(
                     rx.text("Waiting for your answer…", size="2", color_scheme="gray"),
                 ),
             ),
-            rx.cond(graded, verdict_line(correct, expected, feedback)),
+            rx.cond(
+                graded,
+                rx.box(
+                    verdict_line(correct, expected, feedback),
+                    class_name=rx.cond(latest, "lh-inline-verdict lh-in-card", "lh-inline-verdict"),
+                    style={"&.lh-in-card": VISUALLY_HIDDEN},
+                ),
+            ),
             spacing="2",
             width="100%",
         ),
@@ -218,6 +232,7 @@ def _question(item: ChatItem) -> rx.Component:
         correct=item.correct,
         expected=item.expected,
         feedback=item.feedback,
+        latest=in_card(item.key, VerdictState.verdict),
     )
 
 

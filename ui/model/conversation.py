@@ -209,6 +209,16 @@ def _tool_item(
     return item
 
 
+def question_key(room: Room, tool_call_id: str) -> str:
+    """The key `chat_items` gives the block of the question `tool_call_id` ("" if the room
+    does not hold it): the latest message first, where a just-graded question is."""
+    for message in reversed(room.messages):
+        for index, part in enumerate(message.parts):
+            if isinstance(part, ToolPart) and part.tool_call_id == tool_call_id:
+                return f"{message.id}:{index}"
+    return ""
+
+
 def turn_start(room: Room) -> int:
     """Index of the message that opens the latest turn (the learner's last message): the
     messages from there on are what a streamed answer changes."""

@@ -6,8 +6,9 @@ dock, the last verdict and the status line.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
-from ui.model.conversation import ChatItem, chat_items, math_ready, turn_start
+from ui.model.conversation import ChatItem, chat_items, math_ready, question_key, turn_start
 from ui.model.mathdelims import plain_words
 from ui.model.plan_view import PlanRow, plan_rows
 from ui.model.room import Room
@@ -38,12 +39,24 @@ class DockView:
 
 @dataclasses.dataclass
 class VerdictView:
-    """The last verdict, shown under the conversation until the lesson moves on."""
+    """The last verdict, shown under the conversation until the lesson moves on: next to
+    the dock the learner just answered in. Its question's block in the conversation leaves
+    it to this card meanwhile (see `in_card`), and shows it once it is history."""
 
     visible: bool = False
+    question: str = ""
+    """The conversation key (`ChatItem.key`) of the question block it grades ("" if none)."""
     correct: bool = False
     expected: str = ""
     feedback: str = ""
+
+
+def in_card(item_key: Any, verdict: Any) -> Any:
+    """Whether the question block `item_key` leaves its verdict to the card (it is the
+    latest), so the learner sees each verdict once. One rule over values (tests) and over
+    Reflex vars (the block, `ui.components.chat_items`): compared in the browser, a verdict
+    coming or going sends the card's state only, not the conversation's lists again."""
+    return verdict.question == item_key
 
 
 @dataclasses.dataclass
@@ -148,6 +161,7 @@ def verdict(room: Room) -> VerdictView:
         return VerdictView()
     return VerdictView(
         visible=True,
+        question=question_key(room, last.tool_call_id),
         correct=last.correct,
         expected=math_ready(last.expected),
         feedback=math_ready(last.feedback),
