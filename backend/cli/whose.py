@@ -5,9 +5,11 @@ database. The one place a command looks a learner up; nothing is written on the 
 from __future__ import annotations
 
 import argparse
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backend.cli.errors import CliError
@@ -40,7 +42,8 @@ class LearnerData:
 async def learner_data(settings: Settings, username: str | None) -> AsyncIterator[LearnerData]:
     """The local learner's data, or with `username` its account's learner's (the name
     normalised as sign-in does), from LH_DATA_DIR or LH_DATABASE_URL (its schema not
-    migrated). No accounts, or none by that name: a CliError, before anything is opened."""
+    migrated). No accounts, or none by that name: a CliError, before anything is opened.
+    A learner signed up with nothing recorded has no directory yet, and gets none here."""
     from backend.server.stores import (
         AccountReader,
         export_stores,
@@ -55,7 +58,11 @@ async def learner_data(settings: Settings, username: str | None) -> AsyncIterato
         if username is not None and not accounts.any():
             raise CliError(f"--learner {username}: {data_dir} holds no accounts (LH_AUTH=accounts)")
         root = learner_root(data_dir, await _learner(accounts, username))
-        yield LearnerData(lambda: read_graph(root), lambda: export_stores(root))
+        if root.is_dir():
+            yield LearnerData(lambda: read_graph(root), lambda: export_stores(root))
+            return
+        with tempfile.TemporaryDirectory() as empty:  # signed up, nothing recorded yet
+            yield LearnerData(lambda: read_graph(root), lambda: export_stores(Path(empty)))
         return
     async with open_store_factory(data_dir, url, migrate_schema=False) as factory:
         stores = factory.for_learner(await _learner(factory.accounts, username))
@@ -65,11 +72,15 @@ async def learner_data(settings: Settings, username: str | None) -> AsyncIterato
 async def _learner(accounts: FindsAccounts, username: str | None) -> str:
     """The learner id `username` signs in as (the local learner's without one)."""
     from backend.accounts.service import find_account, normal_username
+    from backend.core.errors import StorageError
     from backend.server.stores import LOCAL_LEARNER
 
     if username is None:
         return LOCAL_LEARNER
-    account = await find_account(accounts, username)
+    try:
+        account = await find_account(accounts, username)
+    except StorageError as exc:  # an unreadable account file: `harness verify` names it too
+        raise CliError(f"--learner {username}: {exc}") from None
     if account is None:
         raise CliError(f"--learner {username}: no account is named {normal_username(username)!r}")
     return account.learner_id

@@ -156,3 +156,22 @@ def test_help_says_what_learner_does(capsys, command):
     with pytest.raises(SystemExit):
         main([*command, "--help"])
     assert "--learner USERNAME" in capsys.readouterr().out
+
+
+def test_a_learner_with_nothing_recorded_yet_reads_empty_and_gets_no_directory(
+    deployment, env, capsys
+):
+    (carol,) = sign_up(deployment["local"], "carol").values()
+    before = digest(deployment["local"])
+    assert "the graph is empty" in run(["graph", "--learner", "carol"], capsys)
+    assert json.loads(run(["review", "--json", "--learner", "carol"], capsys))["items"] == []
+    run(["export", "--learner", "carol", "--out", "carol.zip"], capsys)
+    counts = manifest_of((env / "carol.zip").read_bytes()).counts
+    assert counts["chats"] == counts["events"] == 0
+    assert digest(deployment["local"]) == before and not carol.exists()
+
+
+def test_an_unreadable_account_file_is_one_line(deployment, capsys):
+    (deployment["local"] / "accounts" / "users" / "ada.json").write_text("{not json")
+    assert main(["graph", "--learner", "ada"]) == 2
+    assert "corrupt record" in one_error_line(capsys, "graph")
