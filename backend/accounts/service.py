@@ -19,6 +19,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from backend.accounts.limits import KeyedLimiter, whole_seconds
 from backend.accounts.passwords import Passwords
@@ -69,6 +70,19 @@ def token_digest(token: str) -> str:
 
 def normal_username(raw: str) -> str:
     return raw.strip().lower()
+
+
+class FindsAccounts(Protocol):
+    """What a lookup needs of an `AccountStore` (a reader of accounts has it too)."""
+
+    async def find(self, username: str) -> Account | None: ...
+
+
+async def find_account(store: FindsAccounts, raw_username: str) -> Account | None:
+    """The account a username names, normalised and checked as sign-in does them (a name
+    no sign-up could have made is None without a lookup)."""
+    username = normal_username(raw_username)
+    return await store.find(username) if _USERNAME.match(username) else None
 
 
 class AccountService:
@@ -146,7 +160,7 @@ class AccountService:
         username = normal_username(credentials.username)
         _limit(self._per_address, f"address:{address}", "sign-in attempts from this address")
         _limit(self._per_name, f"name:{username}", "sign-in attempts for this username")
-        account = await self.store.find(username) if _USERNAME.match(username) else None
+        account = await find_account(self.store, username)
         stored = account.password_hash if account is not None else self._dummy_hash
         matches = await self._passwords.verify(stored, credentials.password)
         if account is None or not matches:

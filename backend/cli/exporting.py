@@ -6,16 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backend.cli.data import existing_data_dir
 from backend.cli.errors import CliError, database_errors
+from backend.cli.whose import learner_argument, learner_data
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
-    from collections.abc import AsyncIterator
-
     from backend.portability.export import ExportFormat
     from backend.server.settings import Settings
     from backend.server.stores import Stores
@@ -26,7 +24,9 @@ harness export --markdown DIR                  one note per node, an index per s
 
 The archive holds chats, graph ledgers, jobs, materials and (unless --no-traces) the
 sessions' traces, with a manifest of counts and a sha256 per file. A file given is
-replaced whole once the export is written; a vault's DIR must be new or empty."""
+replaced whole once the export is written; a vault's DIR must be new or empty.
+--learner USERNAME exports that account's learner (LH_AUTH=accounts) instead of the
+local one: a learner's own data, handed over on request."""
 
 
 def export_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -40,6 +40,7 @@ def export_arguments(cmd: argparse.ArgumentParser) -> None:
         action="store_false",
         help="leave the sessions' traces out of the archive (they let sessions be replayed)",
     )
+    learner_argument(cmd)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -62,23 +63,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-@asynccontextmanager
-async def _reading_stores(settings: Settings) -> AsyncIterator[Stores]:
-    """The local learner's stores to read: PostgreSQL's with LH_DATABASE_URL (its schema
-    not migrated), else the files with the graph read-only."""
-    from backend.server.stores import export_stores, open_local_stores
-
-    url = settings.database_url
-    if url is not None:
-        async with open_local_stores(settings.data_dir, url, migrate_schema=False) as stores:
-            yield stores
-    else:
-        yield export_stores(settings.data_dir)
-
-
 async def _export(settings: Settings, args: argparse.Namespace) -> str:
-    async with _reading_stores(settings) as stores:
-        return await _export_from(stores, args)
+    """From the learner's stores (PostgreSQL's with LH_DATABASE_URL, its schema not
+    migrated; else the files, the graph read-only)."""
+    async with learner_data(settings, getattr(args, "learner", None)) as data:
+        return await _export_from(data.stores(), args)
 
 
 async def _export_from(stores: Stores, args: argparse.Namespace) -> str:

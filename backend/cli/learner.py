@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from backend.cli.data import existing_data_dir
 from backend.cli.errors import CliError, database_errors
+from backend.cli.whose import learner_argument, learner_data
 
 if TYPE_CHECKING:  # imported where used: `harness --help` must not pay for them
     from backend.agent.extraction.channels import GraphReader
@@ -42,27 +43,26 @@ def moment_argument(text: str | None) -> datetime | None:
 
 
 @asynccontextmanager
-async def graph_reader(settings: Settings) -> AsyncIterator[GraphReader]:
+async def graph_reader(
+    settings: Settings, learner: str | None = None
+) -> AsyncIterator[GraphReader]:
     """The learner's graph as the server reads it (the files of LH_DATA_DIR, or the database
-    with LH_DATABASE_URL, never migrated from here), with LH_DESIRED_RETENTION, as of the
-    system clock's now by default (the bench's simulated clock is the server's alone). Reads
-    only: a torn or corrupt tail stays for `verify` to report."""
+    with LH_DATABASE_URL, never migrated from here): the local learner's, or with `learner`
+    that account's. With LH_DESIRED_RETENTION, as of the system clock's now by default (the
+    bench's simulated clock is the server's alone). Reads only: a torn or corrupt tail stays
+    for `verify` to report."""
     from backend.agent.extraction.channels import GraphReader
     from backend.core.memory import MemoryPolicy
     from backend.server.runtime import SystemClock
-    from backend.server.stores import open_local_stores, read_graph
 
     policy = MemoryPolicy(desired_retention=settings.desired_retention)
-    url = settings.database_url
-    if url is None:
-        graph = read_graph(existing_data_dir(settings.data_dir))
-        yield GraphReader(graph, clock=SystemClock(), policy=policy)
-        return
-    async with open_local_stores(settings.data_dir, url, migrate_schema=False) as stores:
-        yield GraphReader(stores.graph, clock=SystemClock(), policy=policy)
+    if settings.database_url is None:
+        existing_data_dir(settings.data_dir)
+    async with learner_data(settings, learner) as data:
+        yield GraphReader(data.graph(), clock=SystemClock(), policy=policy)
 
 
-def _read(read: Callable[[GraphReader], Awaitable[T]]) -> T:
+def _read(read: Callable[[GraphReader], Awaitable[T]], learner: str | None) -> T:
     """`read` run over the learner's graph; a database that cannot be reached is one line."""
     import anyio
 
@@ -73,7 +73,7 @@ def _read(read: Callable[[GraphReader], Awaitable[T]]) -> T:
         existing_data_dir(settings.data_dir)  # checked before anything is opened
 
     async def run() -> T:
-        async with graph_reader(settings) as reader:
+        async with graph_reader(settings, learner) as reader:
             return await read(reader)
 
     with database_errors(settings.database_label):
@@ -86,7 +86,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     async def stats(reader: GraphReader) -> GraphStats:
         return (await reader.snapshot(as_of)).stats
 
-    s = _read(stats)
+    s = _read(stats, getattr(args, "learner", None))
     print(f"nodes {s.nodes}  edges {s.edges}  events {s.events}  sessions {s.sessions}")
     for state, count in sorted(s.by_state.items()):
         print(f"  {state:<14}{count}")
@@ -105,7 +105,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     async def queue(reader: GraphReader) -> ReviewQueue:
         return await reader.review(as_of, limit=args.limit)
 
-    review = _read(queue)
+    review = _read(queue, args.learner)
     if args.json:
         print(msgspec.json.encode(review).decode())
         return 0
@@ -128,6 +128,7 @@ def _render(review: ReviewQueue) -> str:
 
 def graph_arguments(graph: argparse.ArgumentParser) -> None:
     graph.add_argument("--as-of", metavar="ISO", help="as of this moment (default: now)")
+    learner_argument(graph)
 
 
 def review_arguments(review: argparse.ArgumentParser) -> None:
@@ -136,6 +137,7 @@ def review_arguments(review: argparse.ArgumentParser) -> None:
     review.add_argument(
         "--limit", type=_positive, default=50, metavar="N", help="at most N items (default 50)"
     )
+    learner_argument(review)
 
 
 def _positive(text: str) -> int:

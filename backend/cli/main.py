@@ -41,6 +41,9 @@ SETTINGS_HELP = """settings (environment, or a .env file in the current director
   LH_MATERIAL_MAX_MB        the largest document an upload takes (20)
   provider keys are litellm's own variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
 
+graph, review and export read the local learner, or with --learner USERNAME that
+account's learner (LH_AUTH=accounts: one learner's graph, queue or data on request).
+
 start here: `harness run`, then open the UI address it prints."""
 
 COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
@@ -64,7 +67,8 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
         "graph",
         "graph stats",
         "Nodes by state, edges, events and sessions of the knowledge graph in LH_DATA_DIR"
-        "\n(as of now, or of --as-of ISO).",
+        "\n(as of now, or of --as-of ISO). --learner USERNAME: that account's learner"
+        "\n(LH_AUTH=accounts) instead of the local one.",
         cmd_graph,
     ),
     (
@@ -72,7 +76,8 @@ COMMANDS: tuple[tuple[str, str, str, Command], ...] = (
         "the review queue: what to study now",
         "Most urgent first: answers given as sure that were wrong, open mix-ups, what is"
         "\ndue (recall below LH_DESIRED_RETENTION), then weak prerequisites. Reads"
-        "\nLH_DATA_DIR without writing; --as-of ISO shows any moment, --json the ReviewQueue.",
+        "\nLH_DATA_DIR without writing; --as-of ISO shows any moment, --json the ReviewQueue,"
+        "\n--learner USERNAME that account's learner's queue (LH_AUTH=accounts).",
         cmd_review,
     ),
     (

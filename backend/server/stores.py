@@ -26,8 +26,10 @@ from backend.store.factory import (
     Stores,
     build_stores,
     export_stores,
+    learner_root,
     read_graph,
 )
+from backend.store.file_account_store import AccountReader
 from backend.store.pg.coordination import open_coordination
 from backend.store.pg.database import open_database
 from backend.store.pg.factory import PgCoordinationFactory, PgStoreFactory
@@ -43,6 +45,7 @@ from backend.store.verify import verify_data_dir
 
 __all__ = [
     "LOCAL_LEARNER",
+    "AccountReader",
     "Coordination",
     "CoordinationFactory",
     "DataDirInUse",
@@ -61,6 +64,7 @@ __all__ = [
     "build_stores",
     "check_database",
     "export_stores",
+    "learner_root",
     "migrate_into_database",
     "open_coordination_factory",
     "open_local_stores",

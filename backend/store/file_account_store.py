@@ -9,10 +9,12 @@ from datetime import datetime
 from pathlib import Path
 
 import anyio
+import msgspec
 
 from backend.core.errors import CorruptRecord, NotFound
 from backend.store.errors import storage_error
 from backend.store.fileops import FileOps, OsFileOps
+from backend.store.paths import id_path
 from backend.store.records import SUFFIX, RecordDir
 from shared_contracts.accounts import Account, SignedIn
 
@@ -83,3 +85,29 @@ class FileAccountStore:
             pass
         except OSError as exc:
             raise storage_error(exc, "unlink", path) from exc
+
+
+class AccountReader:
+    """The accounts under `data_dir/accounts/users/`, read without writing anything (no
+    directory made, no stray temp file removed): what a reading command looks a learner up
+    in, maybe beside a server writing the same files."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.directory = os.path.join(data_dir, ACCOUNTS_DIR, "users")
+
+    def any(self) -> bool:
+        """Whether this data dir has accounts at all (`LH_AUTH=accounts` made them)."""
+        return os.path.isdir(self.directory)
+
+    async def find(self, username: str) -> Account | None:
+        path = id_path(self.directory, username, SUFFIX, "username")
+        try:
+            data = await anyio.to_thread.run_sync(Path(path).read_bytes)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise storage_error(exc, "read", path) from exc
+        try:
+            return msgspec.json.decode(data, type=Account)
+        except msgspec.DecodeError as exc:
+            raise CorruptRecord(path, str(exc)) from exc
