@@ -228,7 +228,9 @@ class JobLocks(Protocol):
     """Which process runs a job, across every process serving its learner: the runner
     `hold`s a job's lock from before the job is saved pending until its end is saved, then
     `release`s it; a crashed holder's locks end with it. So a job that has not ended and
-    whose lock no process holds is an orphan: its runner died."""
+    whose lock no process holds is an orphan: its runner died (or, for a moment after a
+    database restart, has not taken its locks again: an orphan is seen twice, a sweep
+    apart, before it is ended)."""
 
     async def hold(self, job_id: str) -> None: ...
 
@@ -238,6 +240,12 @@ class JobLocks(Protocol):
         """True when no process held the job's lock: this one holds it now (to end the job
         as interrupted, then `release`). False while its runner lives, this process's own
         jobs included."""
+        ...
+
+    async def renew(self) -> None:
+        """Take again the locks this process holds if it lost them with its connection (a
+        database restart): before each sweep, so a live runner's jobs are held again
+        before another process looks at them a second time."""
         ...
 
 

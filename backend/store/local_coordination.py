@@ -67,3 +67,6 @@ class LocalJobLocks:
             return False
         self._mine.add(job_id)
         return True
+
+    async def renew(self) -> None:
+        return None

@@ -48,5 +48,8 @@ class PgJobLocks:
                 self._mine.discard(job_id)
         return taken
 
+    async def renew(self) -> None:
+        await self._session.renew()
+
     def _key(self, job_id: str) -> int:
         return lock_key("job", self._learner, job_id)

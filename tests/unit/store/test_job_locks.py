@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from backend.server.stores import open_coordination_factory
+from tests.unit.store.test_pg_coordination import _terminate
 from tests.unit.store.test_port_contracts import BACKENDS, new_learner
 
 
@@ -28,6 +29,9 @@ async def test_a_held_job_is_not_adopted_a_released_one_is(database_url):
         await locks.release("job-1")
         assert await locks.adopt("job-9")  # never held by anyone
         await locks.release("job-9")
+        await locks.hold("job-2")
+        await locks.renew()  # nothing was lost: nothing changes
+        assert not await locks.adopt("job-2")
 
 
 async def _adopted_within(locks, job_id: str, tries: int = 500) -> bool:
@@ -67,3 +71,20 @@ async def test_a_dead_holders_jobs_are_adopted_by_the_survivor(pg_url):
         survivor = two.for_learner(learner).jobs
         assert await _adopted_within(survivor, "job-1")
         assert await _adopted_within(survivor, "job-2")
+
+
+async def test_a_holder_that_lost_its_connection_holds_its_jobs_again_once_renewed(pg_url):
+    learner = new_learner()
+    async with (
+        open_coordination_factory(pg_url) as one,
+        open_coordination_factory(pg_url) as two,
+    ):
+        runner, sweeper = one.for_learner(learner).jobs, two.for_learner(learner).jobs
+        await runner.hold("job-1")
+        # every coordination connection is cut, as a database restart does
+        assert await _terminate(pg_url, "learning-harness coordination") >= 2
+        await sweeper.renew()
+        await runner.renew()  # what its own sweep does first
+        assert not await sweeper.adopt("job-1")
+        await runner.release("job-1")
+        assert await sweeper.adopt("job-1")
