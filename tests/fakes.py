@@ -12,7 +12,7 @@ from backend.core.errors import ModelError, NotFound
 from backend.core.ports import LedgerBatch, LedgerCursor
 from backend.core.summaries import chat_summary
 from shared_contracts.chat import ChatRecord, ChatSummary
-from shared_contracts.jobs import Job
+from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 from shared_contracts.model_io import (
     ModelDone,
     ModelEvent,
@@ -125,6 +125,9 @@ class MemoryJobStore:
 
     async def list_all(self) -> list[Job]:
         return list(self.jobs.values())
+
+    async def unfinished(self) -> list[Job]:
+        return [j for j in self.jobs.values() if j.status not in TERMINAL_JOB_STATUSES]
 
 
 class MemoryTraceStore:

@@ -148,6 +148,11 @@ class JobStore(Protocol):
 
     async def list_all(self) -> list[Job]: ...
 
+    async def unfinished(self) -> list[Job]:
+        """The jobs not ended (pending or running), oldest first: what the orphan sweep
+        reads every few seconds, so it reads no ended job."""
+        ...
+
 
 class TraceStore(Protocol):
     """An append-only event log per chat."""
@@ -214,8 +219,33 @@ class ProcessLocks(Protocol):
 
     async def join(self) -> bool:
         """Count this process among those serving the learner, for as long as it runs;
-        True when no other one is (only then may it settle what a crash left unfinished:
-        another process's running jobs are not interrupted)."""
+        True when no other one is (then every unfinished job is a crash's; beside others,
+        only those whose `JobLocks` lock no process holds)."""
+        ...
+
+
+class JobLocks(Protocol):
+    """Which process runs a job, across every process serving its learner: the runner
+    `hold`s a job's lock from before the job is saved pending until its end is saved, then
+    `release`s it; a crashed holder's locks end with it. So a job that has not ended and
+    whose lock no process holds is an orphan: its runner died (or, for a moment after a
+    database restart, has not taken its locks again: an orphan is seen twice, a sweep
+    apart, before it is ended)."""
+
+    async def hold(self, job_id: str) -> None: ...
+
+    async def release(self, job_id: str) -> None: ...
+
+    async def adopt(self, job_id: str) -> bool:
+        """True when no process held the job's lock: this one holds it now (to end the job
+        as interrupted, then `release`). False while its runner lives, this process's own
+        jobs included."""
+        ...
+
+    async def renew(self) -> None:
+        """Take again the locks this process holds if it lost them with its connection (a
+        database restart): before each sweep, so a live runner's jobs are held again
+        before another process looks at them a second time."""
         ...
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import anyio
 import msgspec
@@ -24,6 +24,7 @@ from shared_contracts.frames import (
     TurnFinished,
     TurnStarted,
 )
+from shared_contracts.jobs import Job
 
 log = logging.getLogger("harness.ws")
 
@@ -124,6 +125,15 @@ class ChatHub:
             self._fanout.publish(chat_id, text)
             if type(frame) is TurnFinished:
                 self._fanout.publish(chat_id, None)  # theirs re-read the finished turn
+
+    def announce_ended(self, jobs: Iterable[Job]) -> None:
+        """Jobs a dead process ran, ended here as interrupted (no unit sends their frames):
+        to their chats' sockets here and in the other processes, unrecorded."""
+        for job in jobs:
+            text = ENCODER.encode(JobFrame(job=job)).decode()
+            self._deliver(job.chat_id, text)
+            if self._fanout is not None:
+                self._fanout.publish(job.chat_id, text)
 
     def relay(self, chat_id: str, text: str) -> None:
         """A frame another process published (and recorded): to this process's sockets."""

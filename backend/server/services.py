@@ -20,6 +20,7 @@ from backend.agent.extraction.channels import ExtractionService, GraphReader
 from backend.agent.extraction.pipeline import ExtractionReport, create_extraction_pipeline
 from backend.agent.extraction.stages import Auditor, Extractor
 from backend.agent.jobs.base import SubAgent
+from backend.agent.jobs.recovery import ORPHAN_SWEEP_S
 from backend.agent.jobs.runner import JobRunner, create_job_runner
 from backend.core.memory import MemoryPolicy
 from backend.core.ports import ChatModel, Clock, IdGen
@@ -147,6 +148,7 @@ class Services:
             timeout_s=settings.job_timeout_s,
             on_start=tracer.job_starting if tracer.player is not None else None,
             on_submitted=tracer.job_submitted,
+            locks=ports.coordination.jobs,
         )
 
     def _turns(self, ports: Ports, template: str | None) -> Turns:
@@ -235,10 +237,11 @@ async def open_services(
     tracer: Tracer | None = None,
     template: str | None = None,
     coordination: Coordination | None = None,
+    orphan_sweep_s: float = ORPHAN_SWEEP_S,
 ) -> AsyncIterator[Services]:
     """The app's services for the block. Unless `stores` are given, the local learner's
     stores are opened here (files, or PostgreSQL with `LH_DATABASE_URL`) and closed
-    after every unit has ended."""
+    after every unit has ended (beside other workers, a dead one's jobs are swept)."""
     async with AsyncExitStack() as stack:
         stores, coordination = await _opened(stack, settings, stores, coordination)
         tracer = tracer or recording_tracer(stores, settings)
@@ -268,7 +271,11 @@ async def open_services(
             services = Services(settings, ports, tracer, task_group, template=template)
             if coordination.fanout.remote:
                 task_group.start_soon(coordination.fanout.serve, services.on_remote)
-            await _recover_jobs(services, coordination)
+                sweep, announce = services.jobs.sweep_forever, services.hub.announce_ended
+                task_group.start_soon(sweep, coordination.claims, announce, orphan_sweep_s)
+            # a crash's jobs end here (beside other workers: those no live worker holds)
+            others = None if await coordination.locks.join() else coordination.claims
+            services.hub.announce_ended(await services.jobs.recover(others=others))
             try:
                 yield services
             finally:
@@ -277,17 +284,6 @@ async def open_services(
                     # server's own scope is cancelled: a replay shuts down the same way.
                     task_group.cancel_scope.cancel()
                     await services.jobs.shutdown()  # the trace is written once all have ended
-
-
-async def _recover_jobs(services: Services, coordination: Coordination) -> None:
-    """Fail the jobs a crash left running and settle their parts; beside other workers,
-    whose jobs those may be, only the parts of chats no turn holds, and no job."""
-    if not await coordination.locks.join():
-        await services.jobs.recover(others=coordination.claims)
-        return
-    recovered = len(await services.jobs.recover())
-    if recovered:
-        log.info("[job] marked %d job(s) interrupted by a restart as failed", recovered)
 
 
 async def _opened(

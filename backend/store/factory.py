@@ -14,6 +14,7 @@ from backend.core.ports import (
     ChatFanOut,
     ChatStore,
     GraphStore,
+    JobLocks,
     JobStore,
     MaterialStore,
     OwnedIds,
@@ -30,7 +31,12 @@ from backend.store.json_chat_store import JsonChatStore
 from backend.store.json_job_store import JOB_CACHE_BYTES, JsonJobStore
 from backend.store.jsonl_graph_store import JsonlGraphStore
 from backend.store.jsonl_trace_store import JsonlTraceStore
-from backend.store.local_coordination import LocalFanOut, LocalProcessLocks, LocalTurnClaims
+from backend.store.local_coordination import (
+    LocalFanOut,
+    LocalJobLocks,
+    LocalProcessLocks,
+    LocalTurnClaims,
+)
 from backend.store.record_cache import CHAT_CACHE_BYTES, CacheView, RecordCache
 from shared_contracts.chat import ChatRecord
 from shared_contracts.jobs import Job
@@ -137,14 +143,16 @@ class Coordination:
     """How this process shares one learner's chats with the other processes serving it:
     in one process (files) nothing is shared; on PostgreSQL a chat's turn is claimed in
     the database, the extraction run and the graph merge are locked across processes,
-    and job, graph and turn frames reach the sockets of every process."""
+    job, graph and turn frames reach the sockets of every process, and each job is
+    locked by the process running it (a dead process's jobs are found unheld)."""
 
     claims: TurnClaims
     locks: ProcessLocks
     fanout: ChatFanOut
+    jobs: JobLocks
 
 
-ALONE = Coordination(LocalTurnClaims(), LocalProcessLocks(), LocalFanOut())
+ALONE = Coordination(LocalTurnClaims(), LocalProcessLocks(), LocalFanOut(), LocalJobLocks())
 """One process: today's behaviour, exactly (no call takes a scheduling point)."""
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from backend.store.fileops import FileOps, OsFileOps
 from backend.store.record_cache import CacheView
 from backend.store.records import RecordDir
-from shared_contracts.jobs import Job
+from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job
 
 JOB_CACHE_BYTES = 1 << 20
 """Recently used job records kept decoded (a job record is a few KB)."""
@@ -44,3 +44,8 @@ class JsonJobStore:
         """Every job, oldest first (created_at, then id)."""
         jobs = await self._dir.load_all(self._dir.decode)
         return sorted(jobs, key=lambda j: (j.created_at, j.id))
+
+    async def unfinished(self) -> list[Job]:
+        """The pending and running jobs, oldest first (every file is read: one process on
+        files has no other process's jobs to sweep, so only recovery asks)."""
+        return [job for job in await self.list_all() if job.status not in TERMINAL_JOB_STATUSES]

@@ -216,6 +216,9 @@ class ReplayJobStore:
     async def list_all(self) -> list[Job]:
         return await self.inner.list_all()
 
+    async def unfinished(self) -> list[Job]:
+        return await self.inner.unfinished()
+
 
 class Pipeline(Protocol[R_co]):
     """The extraction pipeline as a tracer sees it: one run per call."""

@@ -14,7 +14,7 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from backend.agent.jobs import JobRunner, SubAgentContext, create_job_runner
-from backend.agent.jobs.runner import INTERRUPTED, NEVER_RECORDED
+from backend.agent.jobs.recovery import INTERRUPTED, NEVER_RECORDED
 from backend.core.errors import (
     BadToolArguments,
     Busy,

@@ -7,6 +7,9 @@ mid-turn, and an extractor that logs each call. `python -m tests.reliability.wor
                          researcher once per learner message, then teaches on)
     LH_TEST_EXTRACT_S    seconds each extraction call takes (0)
     LH_TEST_EXTRACT_LOG  a file each extraction call appends a line to ("<pid> <chat>")
+    LH_TEST_JOB_S        seconds each research job takes before its offline note (unset:
+                         the offline researcher as it is)
+    LH_TEST_SWEEP_S      seconds between the sweeps for jobs a dead worker left (30)
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ import anyio
 import uvicorn
 
 from backend.agent.extraction.offline import OfflineAuditor, OfflineExtractor
+from backend.agent.jobs import JobArgs, SubAgent, SubAgentContext, offline_subagents
 from backend.agent.offline.tutor import OfflineTutor
 from backend.cli.serving import bind, ready_stores, uvicorn_config
 from backend.core.ports import ChatModel
 from backend.server.app import create_app
 from backend.server.settings import load_settings
+from shared_contracts.jobs import JobResult
 from shared_contracts.model_io import ModelEvent, ModelRequest, TextChunk
 from tests.fakes import text_reply, tool_reply
 
@@ -75,6 +80,31 @@ class LoggedExtractor:
         return await self._inner.extract(job)
 
 
+class SlowResearch:
+    """The offline researcher, after `delay_s` (a job that runs long: its worker can be
+    killed while it runs)."""
+
+    def __init__(self, delay_s: float) -> None:
+        self._inner = offline_subagents()["research"]
+        self._delay_s = delay_s
+
+    async def run(self, args: JobArgs, context: SubAgentContext) -> JobResult:
+        await anyio.sleep(self._delay_s)
+        return await self._inner.run(args, context)
+
+
+def _overrides() -> dict[str, object]:
+    """The job settings the environment asks for (`LH_TEST_JOB_S`, `LH_TEST_SWEEP_S`)."""
+    given: dict[str, object] = {}
+    if "LH_TEST_JOB_S" in os.environ:
+        agents: dict[str, SubAgent] = dict(offline_subagents())
+        agents["research"] = SlowResearch(float(os.environ["LH_TEST_JOB_S"]))
+        given["subagents"] = agents
+    if "LH_TEST_SWEEP_S" in os.environ:
+        given["orphan_sweep_s"] = float(os.environ["LH_TEST_SWEEP_S"])
+    return given
+
+
 def _append(path: str, line: str) -> None:
     with open(path, "a") as log:  # a line a call; O_APPEND keeps two processes' lines whole
         log.write(line)
@@ -94,7 +124,10 @@ def main() -> int:
     host, port = sock.getsockname()[:2]
     print(f"harness API on http://{host}:{port} (worker {os.getpid()})", flush=True)
     app = create_app(
-        settings, model=Slowed(base, chunk_s), extraction_stages=(extractor, OfflineAuditor())
+        settings,
+        model=Slowed(base, chunk_s),
+        extraction_stages=(extractor, OfflineAuditor()),
+        **_overrides(),
     )
     uvicorn.Server(uvicorn_config(app)).run(sockets=[sock])
     return 0

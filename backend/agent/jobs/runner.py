@@ -5,7 +5,9 @@ of a job (saved to the `JobStore` at every step):
 pending (queued for a slot) → running → done | failed | cancelled. When a job ends, its
 tool part in the chat record is rewritten through `ChatStore.update` (serialised per chat,
 so a turn writing the same record concurrently loses nothing), then `on_update(job)` is
-awaited (not for cancelled jobs: those only happen at shutdown).
+awaited (not for cancelled jobs: those only happen at shutdown). With `JobLocks`, the
+runner holds each job's lock from before it is saved pending until its end is saved, so
+other processes can tell a job whose runner died (`recovery.JobRecovery`).
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from backend.agent.jobs.base import JobArgs, SubAgent, SubAgentContext, brief_of
-from backend.agent.jobs.parts import attach_job, is_open_job_part, map_parts, settle_job, settled
+from backend.agent.jobs.parts import attach_job, settle_job
+from backend.agent.jobs.recovery import ORPHAN_SWEEP_S, JobRecovery
 from backend.agent.tool_specs import decode_tool_args
 from backend.core.errors import BadToolArguments, Busy, HarnessError, StorageError, ToolError
 from backend.core.ids import require_id
-from backend.core.ports import ChatStore, Clock, IdGen, JobStore, TurnClaims
-from shared_contracts.chat import ChatRecord, ToolPart
-from shared_contracts.jobs import TERMINAL_JOB_STATUSES, Job, JobKind
+from backend.core.ports import ChatStore, Clock, IdGen, JobLocks, JobStore, TurnClaims
+from shared_contracts.chat import ToolPart
+from shared_contracts.jobs import Job, JobKind
 from shared_contracts.tools import JOB_TOOLS, DemoArgs, ResearchArgs, VisualArgs
 
 log = logging.getLogger(__name__)
@@ -35,8 +38,6 @@ log = logging.getLogger(__name__)
 OnUpdate = Callable[[Job], Awaitable[None]]
 OnSubmitted = Callable[[str, str, str], Awaitable[None]]
 """Told (chat id, job id, tool call id) once a tool part has its job."""
-INTERRUPTED = "interrupted by restart"
-NEVER_RECORDED = "interrupted by restart (the job was never recorded)"
 CANCELLED = "cancelled"
 SETTLE_PAUSES = (0.1, 0.3, 1.0, 3.0)
 """Seconds between attempts to record a job's end while the store is briefly unreachable
@@ -83,8 +84,12 @@ class JobRunner:
         timeout_s: float,
         on_start: OnUpdate | None = None,
         on_submitted: OnSubmitted | None = None,
+        locks: JobLocks | None = None,
     ) -> None:
         self._chats, self._jobs, self._tg = chats, jobs, task_group
+        self._locks = locks
+        """Held for each job from before it is saved pending until its end is saved (other
+        processes fail an unfinished job no one holds); None: no other process looks."""
         self._on_submitted = on_submitted
         self._on_start = on_start
         """Awaited in a job's task before it queues for its slot (a replay's hold point: a
@@ -96,6 +101,7 @@ class JobRunner:
         self._per_chat: dict[str, tuple[anyio.CapacityLimiter, int]] = {}
         self._active: dict[str, _Active] = {}
         self._closed = False
+        self._recovery = JobRecovery(chats, jobs, clock, active=self._active, locks=locks)
 
     async def spawn(self, chat_id: str, part: ToolPart) -> str:
         """A job for a job tool part of the chat (its arguments decoded again, its brief set
@@ -148,13 +154,24 @@ class JobRunner:
             node_id=args.node_id,
             created_at=self._clock.now(),
         )
-        await self._chats.update(chat_id, lambda record: attach_job(record, job))
-        # Once its part is attached, a job is saved and started whatever cancels the caller
-        # (an abort, a shutdown): a cancellation lands after, not between (nor in a save).
-        with anyio.CancelScope(shield=True):
-            await self._jobs.save(job)
-        context = replace(context or SubAgentContext(), chat_id=chat_id, job_id=job.id, audit=[])
-        self._start(job, agent, args, context)
+        if self._locks is not None:
+            await self._locks.hold(job.id)  # before anything records it: never an orphan
+        started = False
+        try:
+            await self._chats.update(chat_id, lambda record: attach_job(record, job))
+            # Once its part is attached, a job is saved and started whatever cancels the
+            # caller (an abort, a shutdown): a cancellation lands after, not between.
+            with anyio.CancelScope(shield=True):
+                await self._jobs.save(job)
+            context = replace(
+                context or SubAgentContext(), chat_id=chat_id, job_id=job.id, audit=[]
+            )
+            self._start(job, agent, args, context)
+            started = True
+        finally:
+            if not started:
+                with anyio.CancelScope(shield=True):
+                    await self._release(job.id)
         log.info("[job %s] submitted: %s for chat %s", job.id, kind, chat_id)
         return job
 
@@ -178,8 +195,18 @@ class JobRunner:
             limiter, users = self._per_chat.pop(job.chat_id)
             if users > 1:
                 self._per_chat[job.chat_id] = (limiter, users - 1)
+            with anyio.CancelScope(shield=True):
+                await self._release(job.id)  # its end is saved (or could not be)
             del self._active[job.id]
             active.done.set()
+
+    async def _release(self, job_id: str) -> None:
+        if self._locks is None:
+            return
+        try:
+            await self._locks.release(job_id)
+        except Exception as exc:  # a lost connection has released it already
+            log.warning("[job %s] its lock was not released: %s", job_id, exc)
 
     @asynccontextmanager
     async def _slot(self, chat_id: str) -> AsyncIterator[None]:
@@ -252,66 +279,29 @@ class JobRunner:
                 return
 
     async def recover(self, *, others: TurnClaims | None = None) -> list[Job]:
-        """At start-up: fail jobs a crash left pending/running and settle every open job
-        tool part (also those whose job was never recorded). Returns the jobs failed here.
+        """At start-up: fail the jobs a crash left pending/running, settle every open job
+        tool part; the jobs failed here (`JobRecovery.at_start`: beside `others`, only
+        those no live process holds)."""
+        return await self._recovery.at_start(others)
 
-        `others`: other processes serve these chats (their turns claim them there), so a
-        pending or running job may be running in one of them: no job is failed, and only
-        the parts of chats no turn holds now (claimed here for the moment) are settled —
-        a part whose job was never recorded (its turn died while submitting it), or whose
-        job has ended."""
-        interrupted: list[Job] = []
-        known: dict[str, Job] = {}
-        for job in sorted(await self._jobs.list_all(), key=lambda j: j.created_at):
-            over_or_ours = job.status in TERMINAL_JOB_STATUSES or job.id in self._active
-            if others is None and not over_or_ours:
-                job = self._finished(job, "failed", error=INTERRUPTED)
-                await self._jobs.save(job)
-                interrupted.append(job)
-                log.warning("[job %s] %s", job.id, INTERRUPTED)
-            known[job.id] = job
-        by_call = {(j.chat_id, j.tool_call_id): j for j in known.values()}
-        for summary in await self._chats.list_summaries():
-            try:
-                record = await self._chats.get(summary.id)
-                if any(is_open_job_part(p) for m in record.messages for p in m.parts):
-                    await self._settle_parts(summary.id, known, by_call, others)
-            except Exception as exc:
-                log.error("[chat %s] job part recovery failed: %s", summary.id, exc)
-        return interrupted
+    async def sweep(self, claims: TurnClaims) -> list[Job]:
+        """Beside other processes: fail the jobs a dead one left (`JobRecovery.sweep`)."""
+        return await self._recovery.sweep(claims)
 
-    async def _settle_parts(
+    async def sweep_forever(
         self,
-        chat_id: str,
-        known: dict[str, Job],
-        by_call: dict[tuple[str, str], Job],
-        others: TurnClaims | None,
+        claims: TurnClaims,
+        on_ended: Callable[[list[Job]], None],
+        interval_s: float = ORPHAN_SWEEP_S,
     ) -> None:
-        if others is None:
-            await self._chats.update(chat_id, lambda r: self._recovered(r, known, by_call))
-            return
-        if not await others.claim(chat_id):
-            return  # a turn runs on it elsewhere: its parts are that turn's
-        try:
-            await self._chats.update(chat_id, lambda r: self._recovered(r, known, by_call))
-        finally:
-            await others.release(chat_id)
-
-    def _recovered(
-        self, record: ChatRecord, known: dict[str, Job], by_call: dict[tuple[str, str], Job]
-    ) -> ChatRecord:
-        def change(part: ToolPart) -> ToolPart | None:
-            if not is_open_job_part(part):
-                return None
-            key = (record.id, part.tool_call_id)
-            job = known.get(part.job_id) if part.job_id else by_call.get(key)
-            if job is None:
-                return msgspec.structs.replace(part, state="output-error", error=NEVER_RECORDED)
-            if job.id in self._active or job.status not in TERMINAL_JOB_STATUSES:
-                return None
-            return settled(part, job)
-
-        return map_parts(record, change)
+        """Every `interval_s`: `sweep`, the jobs failed there handed to `on_ended`; a sweep
+        that fails (the database away) is tried again at the next one."""
+        while True:
+            await anyio.sleep(interval_s)
+            try:
+                on_ended(await self.sweep(claims))
+            except Exception as exc:
+                log.warning("[job] the orphan sweep failed: %s", exc)
 
     async def shutdown(self) -> None:
         """Refuse new jobs, cancel queued and running ones (each is marked cancelled and its
@@ -345,6 +335,7 @@ def create_job_runner(
     timeout_s: float = 120.0,
     on_start: OnUpdate | None = None,
     on_submitted: OnSubmitted | None = None,
+    locks: JobLocks | None = None,
 ) -> JobRunner:
     """A job runner whose jobs live on `task_group` (owned by the app's lifespan)."""
     return JobRunner(
@@ -360,4 +351,5 @@ def create_job_runner(
         timeout_s=timeout_s,
         on_start=on_start,
         on_submitted=on_submitted,
+        locks=locks,
     )

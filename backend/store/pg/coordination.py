@@ -157,6 +157,13 @@ class LockSession:
         found = await self._scalar(_HELD_ELSEWHERE, unsigned >> 32, unsigned & 0xFFFF_FFFF)
         return bool(found)
 
+    async def renew(self) -> None:
+        """Reconnect now if the locks connection was lost, taking again what is held."""
+        try:
+            await self._scalar("SELECT 1")
+        except DatabaseUnavailable:  # found lost (and dropped) just now: a new one
+            await self._scalar("SELECT 1")
+
     async def unlock(self, key: int) -> None:
         """Release one hold of `key` (a lost connection has released it already)."""
         if self._held[key] <= 0:

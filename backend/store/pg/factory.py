@@ -14,6 +14,7 @@ from backend.store.pg.coordination import (
     PgTurnClaims,
 )
 from backend.store.pg.database import PgDatabase
+from backend.store.pg.job_locks import PgJobLocks
 from backend.store.pg.pg_account_store import PgAccountStore
 from backend.store.pg.pg_chat_store import PgChatStore
 from backend.store.pg.pg_graph_store import PgGraphStore
@@ -73,5 +74,6 @@ class PgCoordinationFactory:
                 PgTurnClaims(self.session, learner),
                 PgProcessLocks(self.session, learner),
                 PgFanOut(self.notices, learner),
+                PgJobLocks(self.session, learner),
             )
         return made

@@ -17,6 +17,11 @@ DO UPDATE SET created_at = EXCLUDED.created_at, record = EXCLUDED.record
 """
 _GET = "SELECT record FROM jobs WHERE learner_id = %s AND id = %s"
 _ALL = "SELECT id, record FROM jobs WHERE learner_id = %s ORDER BY created_at, id"
+_UNFINISHED = """
+SELECT id, record FROM jobs
+WHERE learner_id = %s AND COALESCE(record->>'status', 'pending') IN ('pending', 'running')
+ORDER BY created_at, id
+"""
 
 
 class PgJobStore:
@@ -59,8 +64,15 @@ class PgJobStore:
     async def list_all(self) -> list[Job]:
         """Every job, oldest first (created_at, then id)."""
 
+        return await self._listed(_ALL)
+
+    async def unfinished(self) -> list[Job]:
+        """The pending and running jobs, oldest first (the ended ones are not read)."""
+        return await self._listed(_UNFINISHED)
+
+    async def _listed(self, sql: str) -> list[Job]:
         async def read(conn: Connection) -> list[Job]:
-            cur = await conn.execute(_ALL, (self._learner,))
+            cur = await conn.execute(sql, (self._learner,))
             return [self._decode(job_id, data) for job_id, data in await cur.fetchall()]
 
         return await self._db.run(read, retry=True)

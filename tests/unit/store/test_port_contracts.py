@@ -188,6 +188,15 @@ async def test_job_save_get_replace_and_list_oldest_first(stores):
     assert [j.id for j in await stores.jobs.list_all()] == ["job-1", "job-0", "job-2"]
 
 
+async def test_job_unfinished_are_the_pending_and_running_oldest_first(stores):
+    assert await stores.jobs.unfinished() == []
+    for i, status in enumerate(["running", "done", "pending", "failed", "cancelled"]):
+        await stores.jobs.save(job(f"job-{i}", status=status, created=10 - i))
+    assert [j.id for j in await stores.jobs.unfinished()] == ["job-2", "job-0"]
+    await stores.jobs.save(job("job-2", status="failed", created=8))
+    assert [j.status for j in await stores.jobs.unfinished()] == ["running"]
+
+
 async def test_job_saves_of_one_job_keep_call_order(stores):
     statuses = ["pending", "running", "done"] * 10
     async with anyio.create_task_group() as tg:
