@@ -12,12 +12,7 @@ from typing import Protocol
 
 from backend.core.ports import AccountStore, OwnedIds
 from backend.store.dir_lock import DataDirInUse, DataDirLock
-from backend.store.errors import (
-    DatabaseError,
-    DatabaseUnavailable,
-    DiskError,
-    SchemaTooNew,
-)
+from backend.store.errors import DatabaseError, DatabaseUnavailable, DiskError, SchemaTooNew
 from backend.store.factory import (
     LOCAL_LEARNER,
     AloneFactory,
