@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.core.ports import AccountStore, OwnedIds, OwnedKind
+from backend.core.ports import AccountStore, OwnedIds, OwnedKind, RateLimits
 from backend.server.stores import StoreFactory, Stores
 
 PORTS = ("chats", "graph", "jobs", "traces", "materials", "search")
@@ -79,6 +79,10 @@ class CountingStoreFactory:
     @property
     def accounts(self) -> AccountStore:
         return self.inner.accounts
+
+    @property
+    def rate_limits(self) -> RateLimits:
+        return self.inner.rate_limits
 
     def for_learner(self, learner_id: str) -> Stores:
         stores = self._stores.get(learner_id)

@@ -4,7 +4,9 @@
   (one lookup, one argon2 check — against a hash made at start with the same parameters)
   and answers the same `BadCredentials`, so neither the answer nor its time says which.
 - Sign-ins are rate-limited per username and per client address, before any password is
-  checked (a flood costs no argon2 time); sign-ups per address. Over the rate: 429.
+  checked (a flood costs no argon2 time); sign-ups per address. Over the rate: 429. The
+  buckets are a `RateLimits` port shared by every worker on PostgreSQL (else N workers
+  would allow N times the guesses); one it cannot reach refuses the attempt (503).
 - A token is 256 random bits; only its SHA-256 is stored, with the learner it signs in
   and when it expires. An expired session goes when it is presented, and every expired
   one at a sign-in at most once every `SWEEP_EVERY`, so a token never used again is not
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from backend.accounts.limits import KeyedLimiter, whole_seconds
+from backend.accounts.limits import whole_seconds
 from backend.accounts.passwords import Passwords
 from backend.core.errors import (
     AccountRefused,
@@ -31,7 +33,8 @@ from backend.core.errors import (
     StorageError,
     TooManyAttempts,
 )
-from backend.core.ports import AccountStore, Clock, IdGen
+from backend.core.ports import AccountStore, Clock, IdGen, RateLimits
+from backend.core.rate_limits import MemoryRateLimits
 from shared_contracts.accounts import (
     MIN_PASSWORD,
     USERNAME_PATTERN,
@@ -98,6 +101,7 @@ class AccountService:
         session_hours: int,
         dummy_hash: str,
         limits: Limits | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         self.store = store
         self._passwords = passwords
@@ -105,10 +109,8 @@ class AccountService:
         self._ids = ids
         self._lifetime = timedelta(hours=session_hours)
         self._dummy_hash = dummy_hash
-        limits = limits or Limits()
-        self._per_name = KeyedLimiter(*limits.per_name)
-        self._per_address = KeyedLimiter(*limits.per_address)
-        self._signups = KeyedLimiter(*limits.signups_per_address)
+        self._limits = limits or Limits()
+        self._buckets = rate_limits or MemoryRateLimits()
         self._swept: datetime | None = None
 
     @classmethod
@@ -121,9 +123,11 @@ class AccountService:
         *,
         session_hours: int,
         limits: Limits | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> AccountService:
         """The service, with its stand-in hash for unknown usernames made now (by the same
-        hasher, so with the same parameters as every stored one)."""
+        hasher, so with the same parameters as every stored one); `rate_limits` holds the
+        buckets (default: this process's memory)."""
         dummy = await passwords.hash(secrets.token_urlsafe(16))
         return cls(
             store,
@@ -133,10 +137,13 @@ class AccountService:
             session_hours=session_hours,
             dummy_hash=dummy,
             limits=limits,
+            rate_limits=rate_limits,
         )
 
     async def sign_up(self, credentials: Credentials, address: str) -> AccountCreated:
-        _limit(self._signups, f"signup:{address}", "sign-ups from this address")
+        now = self._clock.now()
+        signups = self._limits.signups_per_address
+        await self._limit(f"signup:{address}", signups, now, "sign-ups from this address")
         username = normal_username(credentials.username)
         if not _USERNAME.match(username):
             raise AccountRefused(
@@ -148,7 +155,7 @@ class AccountService:
             username=username,
             learner_id=self._ids.new("learner"),
             password_hash=await self._passwords.hash(credentials.password),
-            created_at=self._clock.now(),
+            created_at=now,
         )
         try:
             await self.store.create(account)
@@ -157,16 +164,18 @@ class AccountService:
         return AccountCreated(username=username)
 
     async def sign_in(self, credentials: Credentials, address: str) -> SessionToken:
-        username = normal_username(credentials.username)
-        _limit(self._per_address, f"address:{address}", "sign-in attempts from this address")
-        _limit(self._per_name, f"name:{username}", "sign-in attempts for this username")
+        username, now = normal_username(credentials.username), self._clock.now()
+        per_address, per_name = self._limits.per_address, self._limits.per_name
+        await self._limit(
+            f"address:{address}", per_address, now, "sign-in attempts from this address"
+        )
+        await self._limit(f"name:{username}", per_name, now, "sign-in attempts for this username")
         account = await find_account(self.store, username)
         stored = account.password_hash if account is not None else self._dummy_hash
         matches = await self._passwords.verify(stored, credentials.password)
         if account is None or not matches:
             raise BadCredentials(BAD_PAIR)
         token = secrets.token_urlsafe(32)
-        now = self._clock.now()
         session = SignedIn(
             learner_id=account.learner_id,
             username=account.username,
@@ -176,6 +185,14 @@ class AccountService:
         await self.store.open_session(token_digest(token), session)
         await self._sweep(now)
         return SessionToken(token=token, expires_at=session.expires_at, username=username)
+
+    async def _limit(self, key: str, rate: tuple[int, float], now: datetime, what: str) -> None:
+        """Spend one attempt of `key`; `TooManyAttempts` (429) over the rate, and the
+        port's `StorageError` (503) if the buckets cannot be reached: never unlimited."""
+        wait_s = await self._buckets.take(key, rate[0], rate[1], now)
+        if wait_s > 0:
+            seconds = whole_seconds(wait_s)
+            raise TooManyAttempts(f"too many {what}; try again in {seconds} s", seconds)
 
     async def _sweep(self, now: datetime) -> None:
         """Every expired session removed, if the last sweep is `SWEEP_EVERY` old; a failed
@@ -207,10 +224,3 @@ class AccountService:
 
     async def sign_out(self, token: str) -> None:
         await self.store.close_session(token_digest(token))
-
-
-def _limit(limiter: KeyedLimiter, key: str, what: str) -> None:
-    wait_s = limiter.take(key)
-    if wait_s > 0:
-        seconds = whole_seconds(wait_s)
-        raise TooManyAttempts(f"too many {what}; try again in {seconds} s", seconds)

@@ -302,6 +302,16 @@ class AccountStore(Protocol):
         ...
 
 
+class RateLimits(Protocol):
+    """A token bucket per key (`name:<username>`, `address:<client>`): `burst` attempts at
+    once, one more every `every_s` seconds, timed by the caller's clock; one state for
+    every process serving the same data (a missing key is a full bucket)."""
+
+    async def take(self, key: str, burst: int, every_s: float, now: datetime) -> float:
+        """Spend one attempt of `key`: 0.0 if allowed, else the seconds until the next."""
+        ...
+
+
 class SystemPrompt(Protocol):
     """A rendered system prompt as a turn used it (the teacher's `RenderedPrompt`)."""
 

@@ -88,4 +88,5 @@ async def _account_service(
         clock or SystemClock(),
         RandomIds(),
         session_hours=settings.session_hours,
+        rate_limits=learners.factory.rate_limits,
     )

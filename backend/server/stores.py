@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Protocol
 
-from backend.core.ports import AccountStore, OwnedIds
+from backend.core.ports import AccountStore, OwnedIds, RateLimits
 from backend.store.dir_lock import DataDirInUse, DataDirLock
 from backend.store.errors import DatabaseError, DatabaseUnavailable, DiskError, SchemaTooNew
 from backend.store.factory import (
@@ -86,11 +86,14 @@ class StoreFactory(Protocol):
     built (a directory, or a learner id in every row and every query), so nothing reached
     through a learner's `Stores` can name another learner's data. Cheap: the same learner
     gets the same `Stores` (their locks and caches must be one per learner and process).
-    `owned` answers which ids are a learner's without calling those stores; `accounts`
-    holds every account's sign-in data (`LH_AUTH=accounts`)."""
+    `owned` answers which ids are a learner's without calling those stores; `accounts` and
+    `rate_limits` hold every account's sign-in data and limits (`LH_AUTH=accounts`)."""
 
     @property
     def accounts(self) -> AccountStore: ...
+
+    @property
+    def rate_limits(self) -> RateLimits: ...
 
     def for_learner(self, learner_id: str) -> Stores: ...
 

@@ -19,10 +19,12 @@ from backend.core.ports import (
     MaterialStore,
     OwnedIds,
     ProcessLocks,
+    RateLimits,
     SearchPort,
     TraceStore,
     TurnClaims,
 )
+from backend.core.rate_limits import MemoryRateLimits
 from backend.store.file_account_store import FileAccountStore
 from backend.store.file_material_store import FileMaterialStore
 from backend.store.file_owned_ids import FileOwnedIds
@@ -108,6 +110,7 @@ class FileStoreFactory:
         self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
         self._jobs: RecordCache[Job] = RecordCache(JOB_CACHE_BYTES)
         self._accounts: FileAccountStore | None = None
+        self._rate_limits = MemoryRateLimits()
 
     @property
     def accounts(self) -> AccountStore:
@@ -115,6 +118,11 @@ class FileStoreFactory:
         if self._accounts is None:
             self._accounts = FileAccountStore(self.data_dir, self._fs)
         return self._accounts
+
+    @property
+    def rate_limits(self) -> RateLimits:
+        """Sign-in limits in this process's memory: one process serves a data dir."""
+        return self._rate_limits
 
     def root(self, learner_id: str) -> Path:
         return learner_root(self.data_dir, learner_id)

@@ -81,7 +81,10 @@ def _owner(client, factory: CountingStoreFactory, name: str) -> Owner:
 
 @pytest.fixture(params=["files", "postgresql"])
 def world(request, tmp_path):
-    url = request.getfixturevalue("pg_url") if request.param == "postgresql" else None
+    # a database of its own: sign-up limits are shared in it, and every world signs up
+    # from the test client's one address
+    pg = request.getfixturevalue("pg_cluster") if request.param == "postgresql" else None
+    url = pg.create_database() if pg is not None else None
     model = ScriptedModel([text_reply("ada's lesson"), text_reply("bob's lesson")])
     app, counting = accounts_app(tmp_path / "data", database_url=url, model=model)
     with TestClient(app=app) as client:

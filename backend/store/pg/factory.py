@@ -4,7 +4,7 @@ session and one listener per process, shared by the learners it serves."""
 from __future__ import annotations
 
 from backend.core.ids import require_id
-from backend.core.ports import AccountStore, OwnedIds
+from backend.core.ports import AccountStore, OwnedIds, RateLimits
 from backend.store.factory import Coordination, Stores
 from backend.store.pg.coordination import (
     LockSession,
@@ -21,6 +21,7 @@ from backend.store.pg.pg_graph_store import PgGraphStore
 from backend.store.pg.pg_job_store import PgJobStore
 from backend.store.pg.pg_material_store import PgMaterialStore
 from backend.store.pg.pg_owned_ids import PgOwnedIds
+from backend.store.pg.pg_rate_limits import PgRateLimits
 from backend.store.pg.pg_trace_store import PgTraceStore
 from backend.store.record_cache import CHAT_CACHE_BYTES, RecordCache
 from shared_contracts.chat import ChatRecord
@@ -33,12 +34,18 @@ class PgStoreFactory:
     def __init__(self, db: PgDatabase) -> None:
         self.db = db
         self._accounts = PgAccountStore(db)
+        self._rate_limits = PgRateLimits(db)
         self._stores: dict[str, Stores] = {}
         self._chats: RecordCache[ChatRecord] = RecordCache(CHAT_CACHE_BYTES)
 
     @property
     def accounts(self) -> AccountStore:
         return self._accounts
+
+    @property
+    def rate_limits(self) -> RateLimits:
+        """Sign-in limits in the database: one bucket per key for every worker."""
+        return self._rate_limits
 
     def owned(self, learner_id: str) -> OwnedIds:
         return PgOwnedIds(self.db, learner_id)
