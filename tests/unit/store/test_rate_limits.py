@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
+import anyio
 import pytest
 
 from backend.core.rate_limits import MemoryRateLimits
@@ -52,6 +53,22 @@ async def test_a_clock_set_back_refills_nothing(factory):
     assert await limits.take(ada, 1, 30.0, T0) == 0.0
     wait = await limits.take(ada, 1, 30.0, T0 - timedelta(minutes=5))
     assert wait == pytest.approx(30.0)
+
+
+async def test_attempts_at_once_from_two_workers_spend_one_bucket(tmp_path, pg_url):
+    ada, answers = key(), []
+    async with (
+        open_store_factory(tmp_path / "one", pg_url) as one,
+        open_store_factory(tmp_path / "two", pg_url) as two,
+    ):
+
+        async def attempt(limits) -> None:
+            answers.append(await limits.take(ada, 5, 60.0, T0))
+
+        async with anyio.create_task_group() as tg:
+            for n in range(12):
+                tg.start_soon(attempt, (one, two)[n % 2].rate_limits)
+    assert sorted(answers) == [0.0] * 5 + [pytest.approx(60.0)] * 7
 
 
 async def _rows(factory: PgStoreFactory, keys: list[str]) -> set[str]:
