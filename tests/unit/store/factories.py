@@ -9,6 +9,8 @@ from shared_contracts.graph import EdgeLine, EventLine, PropositionLine, Session
 from shared_contracts.jobs import Job
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+BACKENDS = ["files", "postgresql"]
+"""Where the port contracts run: `factory` (conftest.py) is each in turn."""
 
 
 def at(seconds: int) -> datetime:

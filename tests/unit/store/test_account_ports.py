@@ -10,24 +10,13 @@ import pytest
 
 from backend.core.errors import AlreadyExists
 from backend.server.stores import (
-    FileStoreFactory,
     StoreFactory,
-    open_store_factory,
 )
 from shared_contracts.accounts import Account, SignedIn
 from tests.unit.store.factories import T0, chat, job
-from tests.unit.store.test_port_contracts import BACKENDS, lesson_material, new_learner
+from tests.unit.store.test_port_contracts import lesson_material, new_learner
 
 _names = itertools.count()
-
-
-@pytest.fixture(params=BACKENDS)
-async def factory(request, tmp_path):
-    if request.param == "files":
-        yield FileStoreFactory(tmp_path / "data")
-        return
-    async with open_store_factory(tmp_path / "data", request.getfixturevalue("pg_url")) as f:
-        yield f
 
 
 def account(learner_id: str) -> Account:

@@ -9,8 +9,9 @@ import anyio
 import pytest
 
 from backend.server.stores import open_coordination_factory
+from tests.unit.store.factories import BACKENDS
 from tests.unit.store.test_pg_coordination import _terminate
-from tests.unit.store.test_port_contracts import BACKENDS, new_learner
+from tests.unit.store.test_port_contracts import new_learner
 
 
 @pytest.fixture(params=BACKENDS)

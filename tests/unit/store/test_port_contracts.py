@@ -25,17 +25,7 @@ from shared_contracts.trace import AnyTraceEvent, ClockEvent, IdEvent
 from tests.unit.store.factories import T0, chat, checkpoint, edge, event, job, prop
 from tests.unit.store.test_material_store import LESSON
 
-BACKENDS = ["files", "postgresql"]
 _learners = itertools.count()
-
-
-@pytest.fixture(params=BACKENDS)
-async def factory(request, tmp_path):
-    if request.param == "files":
-        yield FileStoreFactory(tmp_path / "data")
-        return
-    async with open_store_factory(tmp_path / "data", request.getfixturevalue("pg_url")) as f:
-        yield f
 
 
 def new_learner() -> str:

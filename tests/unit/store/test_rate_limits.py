@@ -10,18 +10,8 @@ import anyio
 import pytest
 
 from backend.core.rate_limits import MemoryRateLimits
-from backend.server.stores import FileStoreFactory, PgStoreFactory, open_store_factory
+from backend.server.stores import PgStoreFactory, open_store_factory
 from tests.unit.store.factories import T0
-from tests.unit.store.test_port_contracts import BACKENDS
-
-
-@pytest.fixture(params=BACKENDS)
-async def factory(request, tmp_path):
-    if request.param == "files":
-        yield FileStoreFactory(tmp_path / "data")
-        return
-    async with open_store_factory(tmp_path / "data", request.getfixturevalue("pg_url")) as f:
-        yield f
 
 
 def key() -> str:
