@@ -479,3 +479,44 @@ async def test_a_job_settles_its_part_once_the_store_is_back(error, settles, ref
     assert chats.refused == refused
     state = part(await chats.get("chat-1"), "call_r").state
     assert state == ("output-available" if settles else "input-available")
+
+
+class FlakyJobs(MemoryJobStore):
+    """Refuses the next `failures` saves with a restarting database's error, then works."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures, self.refused = failures, 0
+
+    async def save(self, job):
+        if self.failures:
+            self.failures -= 1
+            self.refused += 1
+            raise Restarting("database unavailable: the server is restarting")
+        return await super().save(job)
+
+
+async def test_a_job_submitted_as_the_database_restarts_is_recorded_once_it_is_back() -> None:
+    chats, jobs = MemoryChatStore(), FlakyJobs(2)
+    await chats.create(chat("chat-1", ("call_r", "research")))
+    async with harness(chats, jobs, {"research": StubAgent().open()}) as (runner, _):
+        job = await runner.submit("chat-1", "call_r", "research", ResearchArgs(question="q"))
+        await runner.wait_idle()
+    assert jobs.refused == 2
+    assert (await jobs.get(job.id)).status == "done"
+    assert part(await chats.get("chat-1"), "call_r").state == "output-available"
+
+
+async def test_a_job_that_cannot_be_recorded_leaves_no_part_waiting(monkeypatch) -> None:
+    """The part is attached before the job is saved: if the save never succeeds, the part
+    is settled as failed rather than left pending with no job (verify's complaint)."""
+    monkeypatch.setattr("backend.agent.jobs.runner.SETTLE_PAUSES", (0.01, 0.01))
+    chats, jobs = MemoryChatStore(), FlakyJobs(99)
+    await chats.create(chat("chat-1", ("call_r", "research")))
+    async with harness(chats, jobs, {"research": StubAgent().open()}) as (runner, _):
+        with pytest.raises(StorageError, match="could not be recorded"):
+            await runner.submit("chat-1", "call_r", "research", ResearchArgs(question="q"))
+    settled_part = part(await chats.get("chat-1"), "call_r")
+    assert settled_part.state == "output-error"
+    assert "could not be recorded" in (settled_part.error or "")
+    assert jobs.jobs == {}

@@ -39,6 +39,7 @@ OnUpdate = Callable[[Job], Awaitable[None]]
 OnSubmitted = Callable[[str, str, str], Awaitable[None]]
 """Told (chat id, job id, tool call id) once a tool part has its job."""
 CANCELLED = "cancelled"
+NOT_RECORDED = "could not be recorded: the store was unreachable"
 SETTLE_PAUSES = (0.1, 0.3, 1.0, 3.0)
 """Seconds between attempts to record a job's end while the store is briefly unreachable
 (a database restart takes about a second): a job done but never settled in its chat would
@@ -162,7 +163,7 @@ class JobRunner:
             # Once its part is attached, a job is saved and started whatever cancels the
             # caller (an abort, a shutdown): a cancellation lands after, not between.
             with anyio.CancelScope(shield=True):
-                await self._jobs.save(job)
+                await self._record_pending(job)
             context = replace(
                 context or SubAgentContext(), chat_id=chat_id, job_id=job.id, audit=[]
             )
@@ -174,6 +175,20 @@ class JobRunner:
                     await self._release(job.id)
         log.info("[job %s] submitted: %s for chat %s", job.id, kind, chat_id)
         return job
+
+    async def _record_pending(self, job: Job) -> None:
+        """Save the pending job of a part just attached, tried again while the store is
+        briefly unreachable (as a job's end is). If it cannot be saved, the part is settled
+        as failed, not left waiting for a job no one recorded, and a `StorageError` raised."""
+        if await self._persist(job, "save the pending job", lambda: self._jobs.save(job)):
+            return
+        failed = self._finished(job, "failed", error=NOT_RECORDED)
+        await self._persist(
+            failed,
+            "settle its tool part",
+            lambda: self._chats.update(job.chat_id, lambda record: settle_job(record, failed)),
+        )
+        raise StorageError(f"job {job.id}: {NOT_RECORDED}")
 
     def _start(self, job: Job, agent: SubAgent, args: JobArgs, context: SubAgentContext) -> None:
         active = _Active(anyio.CancelScope(), anyio.Event())
@@ -262,21 +277,23 @@ class JobRunner:
             lambda: self._chats.update(job.chat_id, lambda record: settle_job(record, job)),
         )
 
-    async def _persist(self, job: Job, what: str, write: Callable[[], Awaitable[object]]) -> None:
-        """`write` (idempotent: an upsert, a settle of a settled part changes nothing)."""
+    async def _persist(self, job: Job, what: str, write: Callable[[], Awaitable[object]]) -> bool:
+        """`write` (idempotent: an upsert, a settle of a settled part changes nothing);
+        whether it was written."""
         for pause in (*SETTLE_PAUSES, None):
             try:
                 await write()
-                return
+                return True
             except StorageError as exc:
                 if not exc.retryable or pause is None:
                     log.error("[job %s] could not %s: %s", job.id, what, exc)
-                    return
+                    return False
                 log.warning("[job %s] could not %s (%s); again in %g s", job.id, what, exc, pause)
                 await anyio.sleep(pause)
             except Exception as exc:
                 log.error("[job %s] could not %s: %s", job.id, what, exc)
-                return
+                return False
+        return False
 
     async def recover(self, *, others: TurnClaims | None = None) -> list[Job]:
         """At start-up: fail the jobs a crash left pending/running, settle every open job
