@@ -25,11 +25,6 @@ LEARN = json.dumps({"type": "user_message", "text": "teach me fractions"})
 
 
 @pytest.fixture
-def database(pg_cluster) -> str:
-    return pg_cluster.create_database()
-
-
-@pytest.fixture
 def workers(tmp_path, database):
     env = {
         "LH_TEST_TEACHER": "research",

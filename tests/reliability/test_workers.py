@@ -38,11 +38,6 @@ LEARN = json.dumps({"type": "user_message", "text": "teach me fractions"})
 
 
 @pytest.fixture
-def database(pg_cluster) -> str:
-    return pg_cluster.create_database()
-
-
-@pytest.fixture
 def pair(tmp_path, database):
     """Start workers with `pair(**env)`; every one started is killed at the end."""
     started = []

@@ -5,12 +5,13 @@ job held by one is not the other's to adopt until its holder releases it or dies
 
 from __future__ import annotations
 
-import anyio
+from functools import partial
+
 import pytest
 
 from backend.server.stores import open_coordination_factory
 from tests.unit.store.factories import BACKENDS
-from tests.unit.store.test_pg_coordination import _terminate
+from tests.unit.store.test_pg_coordination import _terminate, taken_within
 from tests.unit.store.test_port_contracts import new_learner
 
 
@@ -33,16 +34,6 @@ async def test_a_held_job_is_not_adopted_a_released_one_is(database_url):
         await locks.hold("job-2")
         await locks.renew()  # nothing was lost: nothing changes
         assert not await locks.adopt("job-2")
-
-
-async def _adopted_within(locks, job_id: str, tries: int = 500) -> bool:
-    """A closed connection's locks are released by its server process as it exits: a
-    moment after the client let go (tried every 10 ms, 5 s at most)."""
-    for _ in range(tries):
-        if await locks.adopt(job_id):
-            return True
-        await anyio.sleep(0.01)
-    return False
 
 
 async def test_another_process_adopts_a_job_only_once_its_holder_lets_go(pg_url):
@@ -70,8 +61,8 @@ async def test_a_dead_holders_jobs_are_adopted_by_the_survivor(pg_url):
             assert not await two.for_learner(learner).jobs.adopt("job-1")
         # the holder's connection is gone (as a SIGKILLed worker's is)
         survivor = two.for_learner(learner).jobs
-        assert await _adopted_within(survivor, "job-1")
-        assert await _adopted_within(survivor, "job-2")
+        assert await taken_within(partial(survivor.adopt, "job-1"))
+        assert await taken_within(partial(survivor.adopt, "job-2"))
 
 
 async def test_a_holder_that_lost_its_connection_holds_its_jobs_again_once_renewed(pg_url):

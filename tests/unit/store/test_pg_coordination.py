@@ -4,6 +4,9 @@ wait, and frames published by one reach the other's subscriber, never its own.""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from functools import partial
+
 import anyio
 import psycopg
 import pytest
@@ -25,11 +28,12 @@ async def _terminate(url: str, application_name: str) -> int:
         return int(row[0]) if row else 0
 
 
-async def _claimed_within(claims, chat_id: str, tries: int = 500) -> bool:
-    """A closed connection's locks are released by its server process as it exits: a
-    moment after the client let go (tried every 10 ms, 5 s at most)."""
+async def taken_within(take: Callable[[], Awaitable[bool]], tries: int = 500) -> bool:
+    """Whether `take()` (a claim, a lock's adoption) succeeds: a closed connection's locks
+    are released by its server process as it exits, a moment after the client let go
+    (tried every 10 ms, 5 s at most)."""
     for _ in range(tries):
-        if await claims.claim(chat_id):
+        if await take():
             return True
         await anyio.sleep(0.01)
     return False
@@ -60,7 +64,7 @@ async def test_a_crashed_holder_leaves_no_claim_behind(pg_url):
             assert await one.for_learner(learner).claims.claim("chat-1")
             assert not await two.for_learner(learner).claims.claim("chat-1")
         # the holder's connection is gone (as a SIGKILLed worker's is)
-        assert await _claimed_within(two.for_learner(learner).claims, "chat-1")
+        assert await taken_within(partial(two.for_learner(learner).claims.claim, "chat-1"))
 
 
 async def test_a_lost_locks_connection_is_a_typed_error_then_replaced(pg_url):
